@@ -1,0 +1,167 @@
+import { Command, Option } from 'commander';
+import { createRequire } from 'node:module';
+import { CliError, formatServiceErrorLine } from './errors.js';
+import { makeColors, type CommandRun, type GlobalOptions } from './context.js';
+
+/**
+ * The commander program. Every command of contract.md §4 is declared here with its
+ * flags, but its module is imported only when it runs, so `--version` and `--help`
+ * load nothing else. This is also the only place that exits the process.
+ */
+const require = createRequire(import.meta.url);
+const { version } = require('../../package.json') as { version: string };
+
+type Loader = () => Promise<{ run: CommandRun<never> }>;
+
+const program = new Command('schemasync')
+  .description('Keep the schema of a Records and Schema service in git.')
+  .version(version, '-v, --version')
+  .option('--base-url <url>', 'instance base URL (overrides SCHEMASYNC_BASE_URL and schemasync.yaml)')
+  .option('--api-key <key>', 'API key (overrides SCHEMASYNC_API_KEY and local credentials)')
+  .option('--config <file>', 'path to schemasync.yaml', undefined)
+  .option('--json', 'machine-readable output: one JSON document on stdout')
+  .option('--no-color', 'plain output without colours')
+  .showHelpAfterError('(run with --help for usage)')
+  .configureHelp({ sortSubcommands: false });
+
+function action(load: Loader) {
+  return async (...params: unknown[]): Promise<void> => {
+    const command = params[params.length - 1] as Command;
+    const args = command.args;
+    const global = program.opts<GlobalOptions>();
+    const ctx = {
+      args,
+      options: command.opts() as never,
+      global,
+      cwd: process.cwd(),
+      stdout: process.stdout,
+      stderr: process.stderr,
+      colors: makeColors(global.color !== false && !process.env['NO_COLOR']),
+    };
+    let code: number;
+    try {
+      const mod = await load();
+      code = await mod.run(ctx);
+    } catch (err) {
+      code = report(err);
+    }
+    process.exit(code);
+  };
+}
+
+function notYet(name: string): Loader {
+  return async () => ({
+    run: async () => {
+      throw new CliError(`'schemasync ${name}' is not yet available in this version.`);
+    },
+  });
+}
+
+/** One line to stderr and an exit code, for every way a command can fail. */
+function report(err: unknown): number {
+  const e = err as { name?: string; status?: number; code?: string; message?: string; hint?: string; exitCode?: number };
+  if (err instanceof CliError) {
+    process.stderr.write(`Error: ${err.message}\n${err.hint ? `  ${err.hint}\n` : ''}`);
+    return err.exitCode;
+  }
+  if (typeof e?.status === 'number' && typeof e.message === 'string') {
+    // ServiceRequestError from the SDK (kept structural so this file imports no SDK code).
+    process.stderr.write(`${formatServiceErrorLine(e.status, e.code, e.message)}\n${e.hint ? `  ${e.hint}\n` : ''}`);
+    return 1;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`Error: ${message}\n`);
+  if (process.env['SCHEMASYNC_DEBUG'] && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  return 1;
+}
+
+const formatOption = () =>
+  new Option('--format <format>', 'output format').choices(['text', 'json', 'github']).default('text');
+
+program
+  .command('init')
+  .description('write schemasync.yaml and a starter schema/ folder')
+  .option('--source <id>', 'schema source id', undefined)
+  .option('--force', 'overwrite existing files')
+  .action(action(() => import('./commands/init.js')));
+
+program
+  .command('validate')
+  .description('check the declaration files offline; exit 1 on any error')
+  .addOption(formatOption())
+  .action(action(() => import('./commands/validate.js')));
+
+program
+  .command('plan')
+  .description('dry-run push: show what sync would change (+ create, ~ change, - drop, ! conflict)')
+  .option('--diff', 'also show a unified diff of stored vs declared YAML')
+  .addOption(formatOption())
+  .option('--detailed-exitcode', 'exit 0 when nothing to do, 2 when changes are pending, 1 on error or conflict')
+  .option('--out <file>', 'save the plan and the source version it was made against')
+  .action(action(notYet('plan')));
+
+program
+  .command('sync')
+  .description('plan and push the declaration to the instance')
+  .option('--allow-destructive [targets]', 'allow data loss: all, or only the listed targets (deal.amount,legacy)')
+  .option('-y, --yes', 'apply without asking')
+  .option('--plan <file>', 'apply a saved plan, only if the source is unchanged since')
+  .addOption(formatOption())
+  .action(action(notYet('sync')));
+
+program
+  .command('watch')
+  .description('validate, plan and push on every change of the declaration files')
+  .option('--allow-destructive [targets]', 'let watch apply destructive steps')
+  .option('--debounce <ms>', 'quiet time before a burst of saves is synced', '100')
+  .action(action(notYet('watch')));
+
+program
+  .command('pull')
+  .description("write the stored schema (a source's, or runtime objects) as declaration YAML")
+  .option('--runtime', 'pull runtime objects instead of the source')
+  .option('--out <dir>', 'folder to write into (default: the schema folder)')
+  .action(action(notYet('pull')));
+
+const serveOptions = (cmd: Command): Command =>
+  cmd
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on', '4400')
+    .option('--data <dir>', 'folder for the SQLite database and files', '.schemasync')
+    .option('--no-rate-limit', 'turn off the per-IP rate limits')
+    .option('--quiet', 'no request log');
+
+serveOptions(program.command('serve').description('run the bundled local server')).action(action(notYet('serve')));
+
+serveOptions(program.command('dev').description('serve + sync + watch in one process: the local development loop'))
+  .option('--allow-destructive [targets]', 'let the loop apply destructive steps')
+  .action(action(notYet('dev')));
+
+program
+  .command('records')
+  .description('record access: list|get|create|update|delete|import|export <object>')
+  .argument('<action>', 'list, get, create, update, delete, import or export')
+  .argument('<object>', 'object name')
+  .argument('[rest...]', 'id, JSON values or file, depending on the action')
+  .action(action(notYet('records')));
+
+for (const [name, what] of [
+  ['keys', 'API keys: create|list|revoke'],
+  ['roles', 'roles: create|list|update|delete'],
+  ['views', 'views: list|get|put|delete'],
+  ['files', 'files: upload|get|download|rm'],
+] as const) {
+  program
+    .command(name)
+    .description(what)
+    .argument('<action>')
+    .argument('[rest...]')
+    .action(action(notYet(name)));
+}
+
+program
+  .command('mcp')
+  .description('an MCP server on stdio for the configured instance')
+  .action(action(notYet('mcp')));
+
+program.parseAsync(process.argv).catch((err: unknown) => process.exit(report(err)));

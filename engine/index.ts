@@ -1,0 +1,9 @@
+/** The `schemasync` library entry point: the engine API. */
+export * from './errors.js';
+export * from './model/names.js';
+export * from './model/attribute.js';
+export * from './model/declaration.js';
+export * from './model/filter.js';
+export * from './model/sizes.js';
+export { TYPES, typeDef, isAttributeType, parseValue, isWidening } from './model/types/registry.js';
+export type { AttributeTypeDef, ColumnType, Parsed, SqlValue } from './model/types/type-def.js';

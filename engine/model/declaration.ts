@@ -1,0 +1,39 @@
+import type { AttributeSpec } from './attribute.js';
+import type { Filter, SortSpec } from './filter.js';
+
+/**
+ * A declaration as the YAML gives it and as `PUT /schema/sources/:id` takes it
+ * (contract.md §3: objects keyed by name, attributes keyed by name, views keyed by name).
+ * After validation `maxFileSize` is always bytes.
+ */
+export type AttributeDecl = Omit<AttributeSpec, 'name'>;
+
+export interface ObjectDecl {
+  label?: string;
+  description?: string;
+  /** sync only: the object's previous name, renamed in place keeping its records */
+  renamedFrom?: string;
+  attributes: Record<string, AttributeDecl>;
+}
+
+export interface ViewDecl {
+  object: string;
+  label?: string;
+  description?: string;
+  filter?: Filter;
+  sort?: SortSpec[];
+  columns?: string[];
+}
+
+export interface Declaration {
+  objects: Record<string, ObjectDecl>;
+  views: Record<string, ViewDecl>;
+}
+
+/** schemasync.yaml (contract.md §2). */
+export interface ProjectConfig {
+  source: string;
+  /** A folder (every *.yaml / *.yml below it) or a list of globs, relative to the config file. */
+  schema: string | string[];
+  baseUrl?: string;
+}

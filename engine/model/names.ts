@@ -1,0 +1,62 @@
+import { ServiceError } from '../errors.js';
+
+/**
+ * Name rules (contract.md §2), the one definition used by the YAML validator, the
+ * schema routes, the sync engine and the store. Because every SQL identifier the store
+ * writes comes from a name that passed NAME_PATTERN, identifiers never need escaping
+ * beyond double quotes.
+ */
+export const NAME_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
+export const NAME_PATTERN_SOURCE = '^[a-z][a-z0-9_]{0,62}$';
+
+/** Framework-native objects (service-interface.md Resources). */
+export const RESERVED_OBJECT_NAMES: readonly string[] = ['skill', 'memory', 'drives', 'artifact', 'meeting'];
+
+/** Present on every object, system-protected, never declarable (contract.md §2). */
+export const SYSTEM_ATTRIBUTES: readonly string[] = ['id', 'object', 'version', 'created_at', 'updated_at', 'created_by'];
+
+export function isValidName(name: unknown): name is string {
+  return typeof name === 'string' && NAME_PATTERN.test(name);
+}
+
+const NAME_RULE = 'lowercase letters, digits and underscores, starting with a letter, at most 63 characters';
+
+/** The problem with an object name, or null when it may be used for a new object. */
+export function objectNameProblem(name: unknown): ServiceError | null {
+  if (!isValidName(name)) {
+    return new ServiceError(
+      'SCHEMA_INVALID_OBJECT_NAME',
+      `Object name ${JSON.stringify(name)} is malformed: use ${NAME_RULE}.`,
+    );
+  }
+  if (RESERVED_OBJECT_NAMES.includes(name)) {
+    return new ServiceError(
+      'SCHEMA_RESERVED_OBJECT_NAME',
+      `Object name "${name}" is reserved for a framework-native object (${RESERVED_OBJECT_NAMES.join(', ')}).`,
+    );
+  }
+  return null;
+}
+
+/** The problem with an attribute name, or null when it may be declared. */
+export function attributeNameProblem(name: unknown): ServiceError | null {
+  if (!isValidName(name)) {
+    return new ServiceError(
+      'SCHEMA_INVALID_ATTRIBUTE_NAME',
+      `Attribute name ${JSON.stringify(name)} is malformed: use ${NAME_RULE}.`,
+    );
+  }
+  if (SYSTEM_ATTRIBUTES.includes(name)) {
+    return new ServiceError(
+      'SCHEMA_INVALID_ATTRIBUTE_NAME',
+      `Attribute name "${name}" is a system attribute (${SYSTEM_ATTRIBUTES.join(', ')}) and cannot be declared.`,
+    );
+  }
+  return null;
+}
+
+/** Double-quoted SQL identifier; refuses anything that did not pass the name rule. */
+export function sqlIdent(name: string): string {
+  if (!NAME_PATTERN.test(name)) throw new Error(`refusing unvalidated SQL identifier ${JSON.stringify(name)}`);
+  return `"${name}"`;
+}

@@ -1,0 +1,23 @@
+import { fail, ok } from './checks.js';
+import type { AttributeTypeDef } from './type-def.js';
+
+const WORDS: Record<string, boolean> = { true: true, false: false, yes: true, no: false, '1': true, '0': false };
+
+export const boolean: AttributeTypeDef = {
+  type: 'boolean',
+  noun: 'true or false',
+  fields: {},
+  uniqueAllowed: false,
+  column: 'INTEGER',
+  parse: (value) => (typeof value === 'boolean' ? ok(value) : fail('must be true or false')),
+  // STRICT tables have no boolean: 0/1, read back as a boolean.
+  toColumn: (value) => (value ? 1 : 0),
+  fromColumn: (value) => (value === null ? null : Number(value) !== 0),
+  widensTo: ['text', 'json'],
+  convertFrom: (value) => {
+    if (typeof value === 'boolean') return value;
+    if (value === 0 || value === 1) return value === 1;
+    if (typeof value === 'string') return WORDS[value.trim().toLowerCase()];
+    return undefined;
+  },
+};

@@ -1,0 +1,105 @@
+import type { AttributeSpec } from '../attribute.js';
+import type { JsonSchema, Parsed } from './type-def.js';
+
+/** Constraint checks shared by several types, so each rule is written once. */
+
+export const ok = (value: unknown): Parsed => ({ ok: true, value });
+export const fail = (message: string): Parsed => ({ ok: false, message });
+
+export const LENGTH_FIELDS: Record<string, JsonSchema> = {
+  minLength: { type: 'integer', minimum: 0, description: 'Minimum number of characters.' },
+  maxLength: { type: 'integer', minimum: 1, description: 'Maximum number of characters.' },
+  pattern: { type: 'string', description: 'A regular expression (JavaScript syntax) every value must match.' },
+};
+
+export const RANGE_FIELDS: Record<string, JsonSchema> = {
+  min: { type: 'number', description: 'Smallest allowed value.' },
+  max: { type: 'number', description: 'Largest allowed value.' },
+};
+
+export const OPTIONS_FIELD: Record<string, JsonSchema> = {
+  options: {
+    type: 'array',
+    minItems: 1,
+    uniqueItems: true,
+    items: { type: 'string', minLength: 1 },
+    description: 'The allowed values.',
+  },
+};
+
+/** Compiled patterns are cached: a pattern is checked once per value on hot paths. */
+const patternCache = new Map<string, RegExp | null>();
+export function compilePattern(pattern: string): RegExp | null {
+  let re = patternCache.get(pattern);
+  if (re === undefined) {
+    try {
+      re = new RegExp(pattern, 'u');
+    } catch {
+      re = null;
+    }
+    patternCache.set(pattern, re);
+  }
+  return re;
+}
+
+export function checkLength(value: string, spec: AttributeSpec): Parsed {
+  // Count code points, not UTF-16 units, so an emoji is one character.
+  const length = [...value].length;
+  if (spec.minLength !== undefined && length < spec.minLength) {
+    return fail(`must be at least ${spec.minLength} characters long (got ${length})`);
+  }
+  if (spec.maxLength !== undefined && length > spec.maxLength) {
+    return fail(`must be at most ${spec.maxLength} characters long (got ${length})`);
+  }
+  if (spec.pattern !== undefined) {
+    const re = compilePattern(spec.pattern);
+    if (re && !re.test(value)) return fail(`must match the pattern ${spec.pattern}`);
+  }
+  return ok(value);
+}
+
+export function checkRange(value: number, spec: AttributeSpec): Parsed {
+  if (spec.min !== undefined && value < spec.min) return fail(`must be at least ${spec.min} (got ${value})`);
+  if (spec.max !== undefined && value > spec.max) return fail(`must be at most ${spec.max} (got ${value})`);
+  return ok(value);
+}
+
+/** A string value checked against the type's shape, then the length constraints. */
+export function parseString(value: unknown, spec: AttributeSpec, noun: string, shape?: (s: string) => boolean): Parsed {
+  if (typeof value !== 'string') return fail(`must be ${noun}`);
+  if (shape && !shape(value)) return fail(`must be ${noun} (got ${JSON.stringify(truncate(value))})`);
+  return checkLength(value, spec);
+}
+
+export function truncate(s: string, max = 40): string {
+  return s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+/** Value → text, for conversions into text-like types. */
+export function stringify(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (value === null || value === undefined) return undefined;
+  return JSON.stringify(value);
+}
+
+/** A list of ids (relation or document with multiple: true) or one id. */
+export function parseIds(value: unknown, spec: AttributeSpec, noun: string): Parsed {
+  if (spec.multiple) {
+    const list = Array.isArray(value) ? value : null;
+    if (!list || !list.every((v) => typeof v === 'string' && v.length > 0)) return fail(`must be a list of ${noun} ids`);
+    if (new Set(list).size !== list.length) return fail('must not list the same id twice');
+    return ok(list);
+  }
+  if (typeof value !== 'string' || value.length === 0) return fail(`must be one ${noun} id`);
+  return ok(value);
+}
+
+export function idsToColumn(value: unknown, spec: AttributeSpec): string {
+  return spec.multiple ? JSON.stringify(value) : String(value);
+}
+
+export function idsFromColumn(value: unknown, spec: AttributeSpec): unknown {
+  if (value === null) return null;
+  return spec.multiple ? JSON.parse(String(value)) : value;
+}

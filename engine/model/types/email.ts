@@ -1,0 +1,23 @@
+import { LENGTH_FIELDS, parseString, stringify } from './checks.js';
+import type { AttributeTypeDef } from './type-def.js';
+
+// Deliberately the pragmatic shape check (one @, a dot in the domain, no spaces):
+// RFC 5322 in full accepts addresses no mail form would.
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const isEmail = (s: string): boolean => EMAIL.test(s) && s.length <= 254;
+
+export const email: AttributeTypeDef = {
+  type: 'email',
+  noun: 'an email address',
+  fields: LENGTH_FIELDS,
+  uniqueAllowed: true,
+  column: 'TEXT',
+  parse: (value, spec) => parseString(value, spec, 'an email address', isEmail),
+  toColumn: (value) => value as string,
+  fromColumn: (value) => value,
+  widensTo: ['text'],
+  convertFrom: (value) => {
+    const s = stringify(value);
+    return s !== undefined && isEmail(s) ? s : undefined;
+  },
+};

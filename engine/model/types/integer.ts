@@ -1,0 +1,22 @@
+import { RANGE_FIELDS, checkRange, fail } from './checks.js';
+import { toNumber } from './number.js';
+import type { AttributeTypeDef } from './type-def.js';
+
+export const integer: AttributeTypeDef = {
+  type: 'integer',
+  noun: 'an integer',
+  fields: RANGE_FIELDS,
+  uniqueAllowed: true,
+  column: 'INTEGER',
+  parse: (value, spec) =>
+    typeof value === 'number' && Number.isSafeInteger(value)
+      ? checkRange(value, spec)
+      : fail('must be an integer'),
+  toColumn: (value) => value as number,
+  fromColumn: (value) => (value === null ? null : Number(value)),
+  widensTo: ['number', 'text', 'json'],
+  convertFrom: (value) => {
+    const n = toNumber(value);
+    return n !== undefined && Number.isSafeInteger(n) ? n : undefined;
+  },
+};

@@ -1,0 +1,15 @@
+import { fail, ok } from './checks.js';
+import type { AttributeTypeDef } from './type-def.js';
+
+export const json: AttributeTypeDef = {
+  type: 'json',
+  noun: 'any JSON value',
+  fields: {},
+  uniqueAllowed: false,
+  column: 'TEXT',
+  parse: (value) => (value === undefined ? fail('must be a JSON value') : ok(value)),
+  toColumn: (value) => JSON.stringify(value),
+  fromColumn: (value) => (value === null ? null : JSON.parse(String(value))),
+  widensTo: [],
+  convertFrom: (value) => value,
+};

@@ -1,0 +1,28 @@
+import { OPTIONS_FIELD, fail, ok, stringify } from './checks.js';
+import type { AttributeTypeDef } from './type-def.js';
+
+export const multiselect: AttributeTypeDef = {
+  type: 'multiselect',
+  noun: 'a list of options',
+  fields: OPTIONS_FIELD,
+  requiredFields: ['options'],
+  uniqueAllowed: false,
+  column: 'TEXT',
+  parse: (value, spec) => {
+    const options = spec.options ?? [];
+    const allowed = `a list of ${options.map((o) => JSON.stringify(o)).join(', ')}`;
+    if (!Array.isArray(value)) return fail(`must be ${allowed}`);
+    const bad = value.filter((v) => typeof v !== 'string' || !options.includes(v));
+    if (bad.length > 0) return fail(`must be ${allowed} (not ${bad.map((b) => JSON.stringify(b)).join(', ')})`);
+    if (new Set(value).size !== value.length) return fail('must not list the same option twice');
+    return ok(value);
+  },
+  toColumn: (value) => JSON.stringify(value),
+  fromColumn: (value) => (value === null ? null : JSON.parse(String(value))),
+  widensTo: ['json'],
+  convertFrom: (value) => {
+    if (Array.isArray(value)) return value;
+    const s = stringify(value);
+    return s === undefined ? undefined : [s];
+  },
+};

@@ -1,0 +1,20 @@
+import { idsFromColumn, idsToColumn, parseIds } from './checks.js';
+import type { AttributeTypeDef } from './type-def.js';
+
+export const relation: AttributeTypeDef = {
+  type: 'relation',
+  noun: 'a record id',
+  fields: {
+    target: { type: 'string', description: 'The name of the object this attribute points to.' },
+    multiple: { type: 'boolean', description: 'A list of record ids instead of one.' },
+  },
+  requiredFields: ['target'],
+  uniqueAllowed: true,
+  column: 'TEXT',
+  // That the ids exist in the target object is checked by the store (it needs the data).
+  parse: (value, spec) => parseIds(value, spec, 'record'),
+  toColumn: idsToColumn,
+  fromColumn: idsFromColumn,
+  widensTo: [],
+  convertFrom: () => undefined,
+};

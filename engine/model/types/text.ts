@@ -1,0 +1,15 @@
+import { LENGTH_FIELDS, parseString, stringify } from './checks.js';
+import type { AttributeTypeDef } from './type-def.js';
+
+export const text: AttributeTypeDef = {
+  type: 'text',
+  noun: 'a string',
+  fields: LENGTH_FIELDS,
+  uniqueAllowed: true,
+  column: 'TEXT',
+  parse: (value, spec) => parseString(value, spec, 'a string'),
+  toColumn: (value) => value as string,
+  fromColumn: (value) => value,
+  widensTo: ['json'],
+  convertFrom: stringify,
+};

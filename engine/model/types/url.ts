@@ -1,0 +1,28 @@
+import { LENGTH_FIELDS, parseString, stringify } from './checks.js';
+import type { AttributeTypeDef } from './type-def.js';
+
+// Only http(s): a `javascript:` URL stored here would become a link in someone's UI.
+function isUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+export const url: AttributeTypeDef = {
+  type: 'url',
+  noun: 'an http(s) URL',
+  fields: LENGTH_FIELDS,
+  uniqueAllowed: true,
+  column: 'TEXT',
+  parse: (value, spec) => parseString(value, spec, 'an http(s) URL', isUrl),
+  toColumn: (value) => value as string,
+  fromColumn: (value) => value,
+  widensTo: ['text'],
+  convertFrom: (value) => {
+    const s = stringify(value);
+    return s !== undefined && isUrl(s) ? s : undefined;
+  },
+};
