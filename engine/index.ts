@@ -7,3 +7,4 @@ export * from './model/filter.js';
 export * from './model/sizes.js';
 export { TYPES, typeDef, isAttributeType, parseValue, isWidening } from './model/types/registry.js';
 export type { AttributeTypeDef, ColumnType, Parsed, SqlValue } from './model/types/type-def.js';
+export * from './model/stored.js';

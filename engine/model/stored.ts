@@ -1,0 +1,62 @@
+import type { AttributeSpec } from './attribute.js';
+import type { Declaration, ViewDecl } from './declaration.js';
+
+/**
+ * The stored schema as the store holds it and GET /schema/objects returns it. The planner
+ * diffs a Declaration against these types; the store, the routes and the SDK share them.
+ */
+export type OwnerKind = 'core' | 'bundle' | 'source' | 'runtime';
+
+/** contract.md §3: `{ kind: "core" | "bundle" | "source" | "runtime", id? }`. */
+export interface Owner {
+  kind: OwnerKind;
+  id?: string;
+}
+
+export interface StoredAttribute extends AttributeSpec {
+  id: string;
+  /** System-protected (service-interface.md Resources rule 1): never changed or dropped. */
+  protected: boolean;
+  /** One of the system attributes every object has (id, version, created_at …). */
+  system: boolean;
+  /** Who declared it: the source that owns the object, or runtime (added through the API). */
+  owner: Owner;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface StoredObject {
+  id: string;
+  name: string;
+  label?: string;
+  description?: string;
+  owner: Owner;
+  protected: boolean;
+  /** System attributes first, then the rest in creation order. */
+  attributes: StoredAttribute[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface StoredView extends ViewDecl {
+  name: string;
+  owner: Owner;
+}
+
+export interface StoredSource {
+  id: string;
+  /** Increments on every applied push; what `if-match` on PUT /schema/sources/:id compares. */
+  version: number;
+  appliedAt: string | null;
+  declaration: Declaration;
+}
+
+/** The record as every route returns it (contract.md §3). */
+export interface RecordOut {
+  id: string;
+  object: string;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+  values: Record<string, unknown>;
+}
