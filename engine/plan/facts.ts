@@ -1,0 +1,44 @@
+import type { AttributeSpec } from '../model/attribute.js';
+
+/**
+ * What the planner may ask about stored data (architecture.md pattern 4: a separate
+ * read-only pass answering with counts and sample ids). The planner stays synchronous
+ * and free of I/O: it calls this interface, which the store implements over SQLite
+ * (better-sqlite3 is synchronous) and tests implement in memory.
+ *
+ * The same `violations` check is what PUT /schema/objects/:id/attributes/:id uses to
+ * refuse a change that existing data breaks, so the rule is written once.
+ */
+export type ViolationRule =
+  | 'type' // stored values the new type cannot hold (lossy conversion)
+  | 'required' // nulls under a new required
+  | 'unique' // duplicates under a new unique
+  | 'options' // values not among the new select/multiselect options
+  | 'length' // minLength / maxLength
+  | 'range' // min / max
+  | 'pattern'
+  | 'multiple'; // records holding several ids under a single-value rule
+
+export interface Violation {
+  rule: ViolationRule;
+  /** Records affected. */
+  count: number;
+  /** Up to five record ids, for the message and the fix. */
+  sampleIds: string[];
+}
+
+export interface DataFacts {
+  /** Records stored for the object (0 when it does not exist yet). */
+  recordCount(object: string): number;
+  /** Records where the attribute holds a non-null value. */
+  nonNullCount(object: string, attribute: string): number;
+  /**
+   * Stored values of `object.attribute` (read with its current spec) that would not be
+   * valid under `next`, after converting them with the registry's convertFrom when the
+   * type changes. One entry per rule that has at least one violation.
+   */
+  violations(object: string, attribute: string, next: AttributeSpec): Violation[];
+}
+
+/** Sample ids shown in messages (issue: "up to five sample record ids"). */
+export const SAMPLE_IDS = 5;
