@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import type { AttributeSpec } from '../../engine/model/attribute.js';
+import { ATTRIBUTE_TYPES } from '../../engine/model/attribute.js';
+import { TYPES, isWidening, parseValue } from '../../engine/model/types/registry.js';
+
+const spec = (s: Partial<AttributeSpec> & Pick<AttributeSpec, 'type'>): AttributeSpec => ({ name: 'a', ...s });
+const okValue = (s: AttributeSpec, v: unknown) => {
+  const r = parseValue(s, v);
+  if (!r.ok) throw new Error(`expected ${JSON.stringify(v)} to pass: ${r.message}`);
+  return r.value;
+};
+const message = (s: AttributeSpec, v: unknown) => {
+  const r = parseValue(s, v);
+  if (r.ok) throw new Error(`expected ${JSON.stringify(v)} to fail`);
+  return r.message;
+};
+
+describe('attribute-type registry', () => {
+  it('defines every contract type', () => {
+    expect(Object.keys(TYPES).sort()).toEqual([...ATTRIBUTE_TYPES].sort());
+  });
+
+  it('checks required on null and undefined, and lets optional nulls through', () => {
+    expect(message(spec({ type: 'text', required: true }), null)).toBe('is required');
+    expect(message(spec({ type: 'integer', required: true }), undefined)).toBe('is required');
+    expect(okValue(spec({ type: 'text' }), null)).toBeNull();
+  });
+
+  it('text: lengths count characters, not UTF-16 units, and patterns apply', () => {
+    expect(okValue(spec({ type: 'text', maxLength: 2 }), '😀😀')).toBe('😀😀');
+    expect(message(spec({ type: 'text', maxLength: 2 }), 'abc')).toMatch(/at most 2 characters/);
+    expect(message(spec({ type: 'text', minLength: 2 }), 'a')).toMatch(/at least 2/);
+    expect(message(spec({ type: 'text', pattern: '^[A-Z]+$' }), 'abc')).toMatch(/pattern/);
+    expect(message(spec({ type: 'text' }), 12)).toBe('must be a string');
+  });
+
+  it('number and integer: finite numbers, safe integers, ranges', () => {
+    expect(okValue(spec({ type: 'number', min: 0 }), 1.5)).toBe(1.5);
+    expect(message(spec({ type: 'number' }), '1.5')).toBe('must be a number');
+    expect(message(spec({ type: 'number' }), Number.NaN)).toBe('must be a number');
+    expect(message(spec({ type: 'number', min: 0 }), -1)).toMatch(/at least 0/);
+    expect(message(spec({ type: 'integer' }), 1.5)).toBe('must be an integer');
+    expect(message(spec({ type: 'integer' }), 2 ** 60)).toBe('must be an integer');
+    expect(message(spec({ type: 'integer', max: 10 }), 11)).toMatch(/at most 10/);
+  });
+
+  it('date is a real calendar day; datetime needs a zone and is stored in UTC', () => {
+    expect(okValue(spec({ type: 'date' }), '2024-02-29')).toBe('2024-02-29');
+    expect(message(spec({ type: 'date' }), '2023-02-29')).toMatch(/YYYY-MM-DD/);
+    expect(message(spec({ type: 'date' }), '2024-1-1')).toMatch(/YYYY-MM-DD/);
+    expect(okValue(spec({ type: 'datetime' }), '2024-05-01T11:30:00+02:00')).toBe('2024-05-01T09:30:00.000Z');
+    expect(message(spec({ type: 'datetime' }), '2024-05-01T09:30:00')).toMatch(/zone/);
+  });
+
+  it('email and url: pragmatic shapes; url only http(s)', () => {
+    expect(okValue(spec({ type: 'email' }), 'a@b.co')).toBe('a@b.co');
+    expect(message(spec({ type: 'email' }), 'a@b')).toMatch(/email/);
+    expect(okValue(spec({ type: 'url' }), 'https://example.com/x')).toBe('https://example.com/x');
+    expect(message(spec({ type: 'url' }), 'javascript:alert(1)')).toMatch(/http/);
+  });
+
+  it('select and multiselect: only listed options, no repeats', () => {
+    const s = spec({ type: 'select', options: ['lead', 'won'] });
+    expect(okValue(s, 'won')).toBe('won');
+    expect(message(s, 'lost')).toBe('must be one of "lead", "won"');
+    const m = spec({ type: 'multiselect', options: ['a', 'b'] });
+    expect(okValue(m, ['a', 'b'])).toEqual(['a', 'b']);
+    expect(message(m, ['a', 'c'])).toMatch(/not "c"/);
+    expect(message(m, ['a', 'a'])).toMatch(/twice/);
+  });
+
+  it('relation and document: one id, or a list of distinct ids when multiple', () => {
+    expect(okValue(spec({ type: 'relation', target: 'company' }), 'r1')).toBe('r1');
+    expect(message(spec({ type: 'relation', target: 'company' }), ['r1'])).toMatch(/one record id/);
+    expect(okValue(spec({ type: 'relation', target: 'c', multiple: true }), ['r1', 'r2'])).toEqual(['r1', 'r2']);
+    expect(message(spec({ type: 'document', multiple: true }), ['d', 'd'])).toMatch(/twice/);
+  });
+
+  it('round-trips values through the column encoding', () => {
+    const cases: [AttributeSpec, unknown][] = [
+      [spec({ type: 'boolean' }), true],
+      [spec({ type: 'json' }), { a: [1, 'x'] }],
+      [spec({ type: 'multiselect', options: ['a'] }), ['a']],
+      [spec({ type: 'relation', target: 't', multiple: true }), ['x', 'y']],
+      [spec({ type: 'integer' }), 7],
+    ];
+    for (const [s, v] of cases) {
+      const def = TYPES[s.type];
+      expect(def.fromColumn(def.toColumn(v, s), s)).toEqual(v);
+    }
+  });
+
+  it('knows which type changes are lossless', () => {
+    expect(isWidening('integer', 'number')).toBe(true);
+    expect(isWidening('select', 'text')).toBe(true);
+    expect(isWidening('number', 'integer')).toBe(false);
+    expect(isWidening('text', 'integer')).toBe(false);
+  });
+
+  it('converts stored values for a type change, refusing what would be lost', () => {
+    expect(TYPES.integer.convertFrom('42')).toBe(42);
+    expect(TYPES.integer.convertFrom('4.2')).toBeUndefined();
+    expect(TYPES.number.convertFrom('4.2')).toBe(4.2);
+    expect(TYPES.text.convertFrom(3)).toBe('3');
+    expect(TYPES.datetime.convertFrom('2024-01-02')).toBe('2024-01-02T00:00:00.000Z');
+    expect(TYPES.boolean.convertFrom('yes')).toBe(true);
+    expect(TYPES.relation.convertFrom('x')).toBeUndefined();
+  });
+});
