@@ -131,7 +131,7 @@ const serveOptions = (cmd: Command): Command =>
     .option('--no-rate-limit', 'turn off the per-IP rate limits')
     .option('--quiet', 'no request log');
 
-serveOptions(program.command('serve').description('run the bundled local server')).action(action(notYet('serve')));
+serveOptions(program.command('serve').description('run the bundled local server')).action(action(() => import('./commands/serve.js')));
 
 serveOptions(program.command('dev').description('serve + sync + watch in one process: the local development loop'))
   .option('--allow-destructive [targets]', 'let the loop apply destructive steps')

@@ -1,0 +1,59 @@
+import { relative } from 'node:path';
+import { startLocalServer } from '../../engine/server/local.js';
+import type { CommandRun } from '../context.js';
+import { CliError } from '../errors.js';
+
+/** `schemasync serve` (contract.md §4): the bundled local server. */
+export interface ServeOptions {
+  host: string;
+  port: string;
+  data: string;
+  rateLimit: boolean;
+  quiet?: boolean;
+}
+
+export const run: CommandRun<ServeOptions> = async (ctx) => {
+  const { host, data } = ctx.options;
+  const port = Number(ctx.options.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new CliError(`--port must be a whole number from 0 to 65535, got "${ctx.options.port}"`);
+  }
+  let server;
+  try {
+    server = await startLocalServer({
+      dataDir: data,
+      host,
+      port,
+      rateLimit: ctx.options.rateLimit !== false,
+      // One JSON line per request with its id (issue 3); --quiet silences it.
+      logger: ctx.options.quiet ? false : { level: 'info' },
+    });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE') throw new CliError(`port ${port} on ${host} is already in use`, { hint: 'Pick another with --port.' });
+    if (e.code === 'EACCES') throw new CliError(`not allowed to listen on ${host}:${port}`);
+    throw err;
+  }
+  const c = ctx.colors;
+  const shown = relative(ctx.cwd, server.credentialsPath) || server.credentialsPath;
+  ctx.stdout.write(`schemasync server listening on ${c.bold(server.baseUrl)}\n`);
+  ctx.stdout.write(`data: ${server.dataDir}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}\n`);
+  if (server.createdKey) {
+    ctx.stdout.write(`owner API key (shown once): ${c.bold(server.createdKey)}\n`);
+    ctx.stdout.write(`saved with the base URL to ${shown} (mode 0600)\n`);
+  }
+
+  // Graceful stop (issue 3): stop accepting, let in-flight requests finish, close the database.
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      if (!ctx.options.quiet) ctx.stderr.write(`\n${signal}: shutting down\n`);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await server.close();
+  return 0;
+};

@@ -1,0 +1,148 @@
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { ServiceError } from '../errors.js';
+import type { Store } from '../store/types.js';
+import { authenticate } from './auth.js';
+import './context.js';
+import { sendError } from './envelope.js';
+import { requirePermission } from './permissions.js';
+import { RateLimiter, bucketFor, type RateLimiterOptions } from './rate-limit.js';
+import { adminRoutes } from './routes/admin.js';
+import { healthRoutes } from './routes/health.js';
+import { recordRoutes } from './routes/records.js';
+import { schemaRoutes } from './routes/schema.js';
+import { sourceRoutes } from './routes/sources.js';
+import { isUuid, validatorCompiler } from './validation.js';
+
+export interface CreateServerOptions {
+  store: Store;
+  /** false (default): silent; true or pino options: one JSON line per request with its id. */
+  logger?: FastifyServerOptions['logger'];
+  /** On by default, mirroring the hosted limits (contract.md §3); false turns it off; an object tunes it (tests). */
+  rateLimit?: boolean | RateLimiterOptions;
+  /** Clock for the rate-limit windows (tests). */
+  now?: () => number;
+  /** Largest accepted request body in bytes (413 PAYLOAD_TOO_LARGE beyond). */
+  bodyLimit?: number;
+}
+
+/** A bulk write of 1000 records with a few fields each fits comfortably. */
+const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
+
+/**
+ * The local server's Fastify app, every route under /v1, NOT listening
+ * (architecture.md pattern 9: only the command listens; tests pick port 0).
+ */
+export async function createServer(options: CreateServerOptions): Promise<FastifyInstance> {
+  const { store } = options;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    // One log line per request (issue 3), written by the onResponse hook below.
+    disableRequestLogging: true,
+    // contract.md §3: a syntactically valid client UUID is echoed, anything else replaced.
+    requestIdHeader: false,
+    genReqId: (req: IncomingMessage) => {
+      const sent = req.headers['x-request-id'];
+      return typeof sent === 'string' && isUuid(sent) ? sent.toLowerCase() : randomUUID();
+    },
+    requestIdLogLabel: 'reqId',
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    // `__proto__` / `constructor.prototype` keys anywhere in a body are refused with a 400
+    // (Validation failed) rather than silently dropped, so a client learns its data was
+    // not stored as sent; they can never reach an object's prototype either way.
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    // Errors Fastify raises before routing (a malformed URL) still get the envelope.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      sendError(error, request, reply);
+    },
+  });
+
+  app.setValidatorCompiler(validatorCompiler);
+  // Response schemas document the answers (openapi.json); bodies are written with plain
+  // JSON.stringify so a free-form record mapping is never trimmed by a serializer.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  app.decorateRequest('actor', null);
+  const limiter =
+    options.rateLimit === false
+      ? null
+      : new RateLimiter({
+          ...(typeof options.rateLimit === 'object' ? options.rateLimit : {}),
+          ...(options.now ? { now: options.now } : {}),
+        });
+
+  // Order matters: the id first (so every later failure carries it), then the rate limit
+  // (unauthenticated floods count too), then the key, then the route's permission —
+  // all before the body is parsed, so a refused caller learns nothing about validation.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    const route = request.routeOptions.url;
+    if (limiter) {
+      const bucket = bucketFor(request.method, route);
+      if (bucket) limiter.hit(bucket, request.ip);
+    }
+    if (route === undefined) return; // unknown route: the 404 handler answers
+    const config = request.routeOptions.config;
+    if (config.public) return;
+    const actor = authenticate(request, store);
+    request.actor = actor;
+    if (config.action) requirePermission(actor, config.action);
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
+    return payload;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request',
+    );
+  });
+
+  app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(new ServiceError('ROUTE_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`), request, reply),
+  );
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'schemasync local server',
+        version: '1',
+        description: 'The Records and Schema service interface as served by `schemasync serve` (contract.md §3).',
+      },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer' },
+          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        },
+      },
+    },
+  });
+
+  await app.register(
+    async (v1) => {
+      const deps = { store };
+      await v1.register(healthRoutes);
+      await v1.register(schemaRoutes, deps);
+      await v1.register(sourceRoutes, deps);
+      await v1.register(recordRoutes, deps);
+      await v1.register(adminRoutes, deps);
+      v1.get(
+        '/openapi.json',
+        { schema: { tags: ['health'], summary: 'This OpenAPI 3.1 document' }, config: { public: true } },
+        async () => app.swagger(),
+      );
+    },
+    { prefix: '/v1' },
+  );
+
+  return app;
+}

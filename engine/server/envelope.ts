@@ -1,0 +1,116 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  INTERNAL_MESSAGE,
+  ServiceError,
+  THROTTLE_MESSAGE,
+  VALIDATION_MESSAGE,
+  statusForCode,
+  type FieldError,
+} from '../errors.js';
+import { ajvErrorsToFieldErrors } from './validation.js';
+
+/**
+ * The response envelope (service-interface.md "Errors → Envelope", contract.md §3):
+ * success `{ success: true, data, page? }`, failure
+ * `{ success: false, statusCode, message, code?, errors? }`. This file is the only place
+ * that shapes either, so every route and every framework failure answers alike.
+ */
+export interface Page {
+  nextCursor: string | null;
+  total?: number;
+}
+
+export interface ErrorBody {
+  success: false;
+  statusCode: number;
+  message: string;
+  code?: string;
+  errors?: FieldError[];
+}
+
+export function ok<T>(data: T, page?: Page): { success: true; data: T; page?: Page } {
+  return page === undefined ? { success: true, data } : { success: true, data, page };
+}
+
+/** 429 of the rate limiter: Errors rule 5 — same envelope, no code, fixed message. */
+export class ThrottledError extends Error {
+  constructor() {
+    super(THROTTLE_MESSAGE);
+    this.name = 'ThrottledError';
+  }
+}
+
+/** Body parse / request validation failure (Envelope rule 1): 400, no code, `errors`. */
+export class RequestValidationError extends Error {
+  readonly errors: FieldError[];
+  constructor(errors: FieldError[]) {
+    super(VALIDATION_MESSAGE);
+    this.name = 'RequestValidationError';
+    this.errors = errors;
+  }
+}
+
+export function errorBody(statusCode: number, message: string, code?: string, errors?: FieldError[]): ErrorBody {
+  const body: ErrorBody = { success: false, statusCode, message };
+  if (code !== undefined) body.code = code;
+  if (errors !== undefined && errors.length > 0) body.errors = errors;
+  return body;
+}
+
+/** Fastify framework codes that mean "the body could not be parsed" (Envelope rule 1). */
+const PARSE_FAILURES = new Set([
+  'FST_ERR_CTP_INVALID_JSON_BODY',
+  'FST_ERR_CTP_EMPTY_JSON_BODY',
+  'FST_ERR_CTP_INVALID_MEDIA_TYPE',
+  'FST_ERR_CTP_INVALID_CONTENT_LENGTH',
+  'FST_ERR_CTP_EMPTY_TYPE',
+  'FST_ERR_CTP_INVALID_TYPE',
+]);
+
+/**
+ * Turn anything thrown into the envelope. Expected refusals are ServiceErrors (their status
+ * comes from the one table in engine/errors.ts); everything else is a bug and answers a
+ * masked 500, while the real cause goes to the log with the request id.
+ */
+export function toErrorBody(err: unknown, request: FastifyRequest): ErrorBody {
+  if (err instanceof ServiceError) {
+    if (err.status >= 500) {
+      // Masked on the wire (Envelope: every 5xx message masked), kept in the log.
+      request.log.error({ reqId: request.id, code: err.code, err, details: err.details }, err.message);
+      return errorBody(err.status, INTERNAL_MESSAGE, err.code);
+    }
+    return errorBody(err.status, err.message, err.code, err.details.errors);
+  }
+  if (err instanceof ThrottledError) return errorBody(429, THROTTLE_MESSAGE);
+  if (err instanceof RequestValidationError) return errorBody(400, VALIDATION_MESSAGE, undefined, err.errors);
+  const fe = err as Partial<FastifyError> & { body?: unknown };
+  if (fe && Array.isArray(fe.validation)) {
+    return errorBody(400, VALIDATION_MESSAGE, undefined, ajvErrorsToFieldErrors(fe.validation, fe.validationContext));
+  }
+  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return errorBody(statusForCode('PAYLOAD_TOO_LARGE'), 'Request body is too large', 'PAYLOAD_TOO_LARGE');
+  }
+  if (fe && typeof fe.code === 'string' && PARSE_FAILURES.has(fe.code)) {
+    return errorBody(400, VALIDATION_MESSAGE, undefined, [{ path: [], message: parseMessage(fe) }]);
+  }
+  if (fe instanceof SyntaxError || (fe?.statusCode === 400 && typeof fe.message === 'string')) {
+    // JSON.parse failures and secure-json-parse's prototype-poisoning refusal
+    // ("Object contains forbidden prototype property") both land here.
+    return errorBody(400, VALIDATION_MESSAGE, undefined, [{ path: [], message: parseMessage(fe) }]);
+  }
+  request.log.error({ reqId: request.id, err }, 'unhandled error');
+  return errorBody(500, INTERNAL_MESSAGE);
+}
+
+function parseMessage(fe: Partial<FastifyError>): string {
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return 'body must be sent as application/json';
+  if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'body must not be empty when content-type is application/json';
+  const m = String(fe.message ?? 'body is not valid JSON');
+  if (/prototype property/i.test(m)) return 'body contains a forbidden key (__proto__ or constructor.prototype)';
+  return `body is not valid JSON: ${m}`;
+}
+
+export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const body = toErrorBody(err, request);
+  return reply.code(body.statusCode).type('application/json; charset=utf-8').send(body);
+}

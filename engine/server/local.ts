@@ -1,0 +1,119 @@
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Store } from '../store/types.js';
+import { createServer } from './app.js';
+
+/**
+ * The reusable part of `schemasync serve` (and `schemasync dev`): open the store in a data
+ * folder, start the app, and on first start create the owner key and write
+ * `<data>/credentials.json` (contract.md §4: `{ baseUrl, apiKey }`, mode 0600).
+ */
+export interface LocalServerOptions {
+  dataDir: string;
+  host?: string;
+  port?: number;
+  rateLimit?: boolean;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export interface Credentials {
+  baseUrl: string;
+  apiKey: string;
+}
+
+export interface LocalServer {
+  app: FastifyInstance;
+  store: Store;
+  baseUrl: string;
+  dataDir: string;
+  credentialsPath: string;
+  /** The owner key created on this start (first start only), to print once; else null. */
+  createdKey: string | null;
+  /** Stops accepting, lets in-flight requests finish, then closes the database. */
+  close(): Promise<void>;
+}
+
+export const DATABASE_FILE = 'schemasync.db';
+export const CREDENTIALS_FILE = 'credentials.json';
+
+type OpenStore = (options: { path: string }) => Store;
+// engine/store/index.ts is written in parallel; a specifier in a variable keeps the build
+// green until it lands.
+const STORE_MODULE = '../store/index.js';
+
+export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
+  const dataDir = resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const { openStore } = (await import(STORE_MODULE)) as { openStore: OpenStore };
+  const store = openStore({ path: join(dataDir, DATABASE_FILE) });
+  let app: FastifyInstance;
+  try {
+    app = await createServer({ store, logger: options.logger ?? false, rateLimit: options.rateLimit ?? true });
+    await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 4400 });
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? 4400);
+  const baseUrl = `http://${urlHost(options.host ?? '127.0.0.1')}:${port}/v1`;
+  const credentialsPath = join(dataDir, CREDENTIALS_FILE);
+
+  let createdKey: string | null = null;
+  if (store.countActiveKeys() === 0) {
+    const { secret } = store.createKey({ name: 'owner', role: 'owner', scopes: null });
+    createdKey = secret;
+    writeCredentials(credentialsPath, { baseUrl, apiKey: secret });
+  } else {
+    // Keep the saved key but point it at where this server now listens, so other commands find it.
+    const saved = readCredentials(dataDir);
+    if (saved && saved.baseUrl !== baseUrl) writeCredentials(credentialsPath, { ...saved, baseUrl });
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    store,
+    baseUrl,
+    dataDir,
+    credentialsPath,
+    createdKey,
+    close() {
+      closing ??= (async () => {
+        try {
+          await app.close();
+        } finally {
+          store.close();
+        }
+      })();
+      return closing;
+    },
+  };
+}
+
+/** A listening address as clients should dial it: wildcard → loopback, IPv6 bracketed. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Written to a temporary file then renamed, created 0600, so no reader sees half a key. */
+export function writeCredentials(path: string, credentials: Credentials): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, path);
+}
+
+export function readCredentials(dataDir: string): Credentials | null {
+  const path = join(resolve(dataDir), CREDENTIALS_FILE);
+  if (!existsSync(path)) return null;
+  try {
+    const c = JSON.parse(readFileSync(path, 'utf8')) as Partial<Credentials>;
+    return typeof c.baseUrl === 'string' && typeof c.apiKey === 'string' ? { baseUrl: c.baseUrl, apiKey: c.apiKey } : null;
+  } catch {
+    return null;
+  }
+}

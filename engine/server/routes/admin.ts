@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify';
+import { ServiceError } from '../../errors.js';
+import type { Scope } from '../../store/types.js';
+import { actorOf, type RouteDeps } from '../context.js';
+import { ok } from '../envelope.js';
+import { requireMayManageRole } from '../permissions.js';
+import * as s from '../schemas/admin.js';
+
+/** Keys and views (contract.md §3 "Roles, keys, views"). */
+export async function adminRoutes(app: FastifyInstance, { store }: RouteDeps): Promise<void> {
+  app.post<{ Body: { name: string; role: string; scopes?: Scope[] | null } }>(
+    '/keys',
+    { schema: s.createKeySchema, config: { action: 'keys:manage' } },
+    async (request, reply) => {
+      requireMayManageRole(actorOf(request), request.body.role);
+      const { key, secret } = store.createKey(request.body);
+      reply.code(201);
+      return ok({ ...key, secret });
+    },
+  );
+
+  app.get('/keys', { schema: s.listKeysSchema, config: { action: 'keys:manage' } }, async () => {
+    const keys = store.listKeys();
+    return ok(keys, { nextCursor: null, total: keys.length });
+  });
+
+  app.delete<{ Params: { id: string } }>(
+    '/keys/:id',
+    { schema: s.revokeKeySchema, config: { action: 'keys:manage' } },
+    async (request) => {
+      const target = store.listKeys().find((k) => k.id === request.params.id);
+      // An admin may not revoke owner keys; an unknown id is left to the store's answer.
+      if (target) requireMayManageRole(actorOf(request), target.role);
+      store.revokeKey(request.params.id);
+      return ok({ id: request.params.id });
+    },
+  );
+
+  app.get('/views', { schema: s.listViewsSchema, config: { action: 'schema:read' } }, async () => {
+    const views = store.listViews();
+    return ok(views, { nextCursor: null, total: views.length });
+  });
+
+  app.get<{ Params: { name: string } }>(
+    '/views/:name',
+    { schema: s.getViewSchema, config: { action: 'schema:read' } },
+    async (request) => {
+      const view = store.findView(request.params.name);
+      // The spec has no view-not-found code; a view is a named schema entity, so the
+      // schema's not-found code answers (404 either way).
+      if (!view) throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `No view named "${request.params.name}"`);
+      return ok(view);
+    },
+  );
+}

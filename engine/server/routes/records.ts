@@ -1,0 +1,95 @@
+import type { FastifyInstance } from 'fastify';
+import type { Filter, SortSpec } from '../../model/filter.js';
+import type { BulkUpdateItem, SearchInput } from '../../store/types.js';
+import { actorOf, parseIfMatch, type RouteDeps } from '../context.js';
+import { ok } from '../envelope.js';
+import { withIdempotency } from '../idempotency.js';
+import * as s from '../schemas/records.js';
+
+type Values = Record<string, unknown>;
+interface ObjectParams { objectName: string }
+interface RecordParams { objectName: string; id: string }
+
+/**
+ * /records/:objectName… (contract.md §3 "Records"). Value validation, versions, unique
+ * checks and all-or-nothing bulk writes are the store's; the routes add HTTP: status
+ * codes, etag / if-match, and idempotency keys on the POST routes.
+ */
+export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): Promise<void> {
+  const write = { action: 'records:write' } as const;
+  const read = { action: 'records:read' } as const;
+
+  // Static segments first in the docs; find-my-way prefers them over :id anyway.
+  app.post<{ Params: ObjectParams; Body: { records: Values[] } }>(
+    '/records/:objectName/bulk-create',
+    { schema: s.bulkCreateSchema, config: write },
+    async (request, reply) =>
+      withIdempotency(store, request, reply, 201, () => ({
+        records: store.bulkCreate(request.params.objectName, request.body.records, actorOf(request)),
+      })),
+  );
+
+  app.post<{ Params: ObjectParams; Body: { records: BulkUpdateItem[] } }>(
+    '/records/:objectName/bulk-update',
+    { schema: s.bulkUpdateSchema, config: write },
+    async (request, reply) =>
+      withIdempotency(store, request, reply, 200, () => ({
+        records: store.bulkUpdate(request.params.objectName, request.body.records, actorOf(request)),
+      })),
+  );
+
+  app.post<{ Params: ObjectParams; Body: { ids: string[] } }>(
+    '/records/:objectName/bulk-delete',
+    { schema: s.bulkDeleteSchema, config: write },
+    async (request, reply) =>
+      withIdempotency(store, request, reply, 200, () => store.bulkDelete(request.params.objectName, request.body.ids)),
+  );
+
+  app.post<{ Params: ObjectParams; Body: { filter?: Filter; sort?: SortSpec[]; limit?: number; cursor?: string } | undefined }>(
+    '/records/:objectName/search',
+    { schema: s.searchRecordsSchema, config: read },
+    async (request) => {
+      const body = request.body ?? {};
+      const input: SearchInput = {};
+      if (body.filter !== undefined) input.filter = body.filter;
+      if (body.sort !== undefined) input.sort = body.sort;
+      if (body.limit !== undefined) input.limit = body.limit;
+      if (body.cursor !== undefined) input.cursor = body.cursor;
+      const page = store.search(request.params.objectName, input);
+      const meta: { nextCursor: string | null; total?: number } = { nextCursor: page.nextCursor };
+      if (page.total !== undefined) meta.total = page.total;
+      return ok(page.records, meta);
+    },
+  );
+
+  app.post<{ Params: ObjectParams; Body: Values }>(
+    '/records/:objectName',
+    { schema: s.createRecordSchema, config: write },
+    async (request, reply) =>
+      withIdempotency(store, request, reply, 201, () =>
+        store.createRecord(request.params.objectName, request.body, actorOf(request)),
+      ),
+  );
+
+  app.get<{ Params: RecordParams }>('/records/:objectName/:id', { schema: s.getRecordSchema, config: read }, async (request, reply) => {
+    const record = store.getRecord(request.params.objectName, request.params.id);
+    reply.header('etag', `"${record.version}"`);
+    return ok(record);
+  });
+
+  app.put<{ Params: RecordParams; Body: Values; Headers: { 'if-match': string } }>(
+    '/records/:objectName/:id',
+    { schema: s.updateRecordSchema, config: write },
+    async (request, reply) => {
+      // The schema makes if-match required and well-formed (contract.md §3), so this is defined.
+      const ifMatch = parseIfMatch(request.headers['if-match']) ?? '*';
+      const record = store.updateRecord(request.params.objectName, request.params.id, request.body, ifMatch, actorOf(request));
+      reply.header('etag', `"${record.version}"`);
+      return ok(record);
+    },
+  );
+
+  app.delete<{ Params: RecordParams }>('/records/:objectName/:id', { schema: s.deleteRecordSchema, config: write }, async (request) =>
+    ok(store.deleteRecord(request.params.objectName, request.params.id)),
+  );
+}

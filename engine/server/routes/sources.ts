@@ -1,0 +1,83 @@
+import type { FastifyInstance } from 'fastify';
+import { ServiceError, isErrorCode, type ErrorCode } from '../../errors.js';
+import type { Declaration } from '../../model/declaration.js';
+import type { AllowDestructive } from '../../plan/types.js';
+import type { PushOptions } from '../../store/types.js';
+import { parseIfMatch, type RouteDeps } from '../context.js';
+import { ok } from '../envelope.js';
+import * as s from '../schemas/admin.js';
+
+/** Name codes a declaration can fail with, answered in preference to the generic one (contract.md §3). */
+const NAME_CODES: readonly ErrorCode[] = ['SCHEMA_INVALID_OBJECT_NAME', 'SCHEMA_RESERVED_OBJECT_NAME', 'SCHEMA_INVALID_ATTRIBUTE_NAME'];
+
+/** engine/declaration/validate.ts's published signature (declaration brief, item 1). */
+interface Diagnostic {
+  severity: 'error' | 'warning';
+  code?: string;
+  message: string;
+  path: (string | number)[];
+  suggestion?: string;
+}
+type ValidateDeclaration = (raw: unknown) => { value?: Declaration; diagnostics: Diagnostic[] };
+
+// Loaded at first push: the declaration module is written in parallel with this one, and a
+// specifier held in a variable keeps the build green until it lands.
+const VALIDATE_MODULE = '../../declaration/validate.js';
+let validateDeclaration: ValidateDeclaration | undefined;
+async function loadValidator(): Promise<ValidateDeclaration> {
+  validateDeclaration ??= ((await import(VALIDATE_MODULE)) as { validateDeclaration: ValidateDeclaration }).validateDeclaration;
+  return validateDeclaration;
+}
+
+/**
+ * /schema/sources/:id (contract.md §3 "Schema"). The push validates the declaration first
+ * (400, with the spec's name codes), then hands it to the store, which plans, refuses in
+ * the contract's order and applies in one transaction. Exempt from rate limits (Limits rule 1).
+ */
+export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): Promise<void> {
+  app.get<{ Params: { id: string } }>(
+    '/schema/sources/:id',
+    { schema: s.getSourceSchema, config: { action: 'schema:read' } },
+    async (request) => {
+      const { id } = request.params;
+      const source = store.findSource(id);
+      if (!source) throw new ServiceError('SCHEMA_SOURCE_NOT_FOUND', `No schema source "${id}"`);
+      const ownedBy = (o: { owner: { kind: string; id?: string } }) => o.owner.kind === 'source' && o.owner.id === id;
+      return ok({
+        id: source.id,
+        version: source.version,
+        appliedAt: source.appliedAt,
+        declaration: source.declaration,
+        objects: store.listObjects().filter(ownedBy).map((o) => o.name),
+        views: store.listViews().filter(ownedBy).map((v) => v.name),
+      });
+    },
+  );
+
+  app.put<{
+    Params: { id: string };
+    Headers: { 'if-match'?: string };
+    Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive };
+  }>('/schema/sources/:id', { schema: s.pushSourceSchema, config: { action: 'schema:write' } }, async (request) => {
+    const body = request.body;
+    const validate = await loadValidator();
+    const result = validate({ objects: {}, views: {}, ...(body.declaration as object) });
+    const errors = result.diagnostics.filter((d) => d.severity === 'error');
+    if (!result.value || errors.length > 0) {
+      const named = errors.find((d) => isErrorCode(d.code) && NAME_CODES.includes(d.code));
+      const code: ErrorCode = named?.code && isErrorCode(named.code) ? named.code : 'SCHEMA_VALIDATION_FAILED';
+      const first = named ?? errors[0];
+      throw new ServiceError(code, first ? `Declaration is invalid: ${first.message}` : 'Declaration is invalid', {
+        errors: errors.map((d) => ({
+          path: ['declaration', ...d.path],
+          message: d.suggestion ? `${d.message} (did you mean "${d.suggestion}"?)` : d.message,
+        })),
+      });
+    }
+    const options: PushOptions = { dryRun: body.dryRun === true };
+    if (body.allowDestructive !== undefined) options.allowDestructive = body.allowDestructive;
+    const ifMatch = parseIfMatch(request.headers['if-match']);
+    if (typeof ifMatch === 'number') options.ifMatch = ifMatch;
+    return ok(store.pushSource(request.params.id, result.value, options));
+  });
+}

@@ -1,0 +1,147 @@
+import { SCOPES } from '../../store/types.js';
+import { IF_MATCH_PATTERN, deletedIdSchema, idParam, ownerSchema, responses, securityRequired } from './common.js';
+
+/** Keys, views, sources and health (contract.md §3 "Roles, keys, views", "Schema"). */
+const scopes = { type: ['array', 'null'], uniqueItems: true, items: { type: 'string', enum: [...SCOPES] } } as const;
+
+const keyOut = {
+  type: 'object',
+  required: ['id', 'name', 'role', 'scopes'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    role: { type: 'string' },
+    scopes,
+    createdAt: { type: 'string' },
+    revokedAt: { type: ['string', 'null'] },
+    lastUsedAt: { type: ['string', 'null'] },
+  },
+} as const;
+
+export const createKeySchema = {
+  tags: ['keys'], security: securityRequired, summary: 'Create an API key (the secret is shown this once)',
+  body: {
+    type: 'object',
+    required: ['name', 'role'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: 200 },
+      role: { type: 'string', minLength: 1, maxLength: 200, description: 'owner, admin, member, viewer or a custom role' },
+      scopes,
+    },
+  },
+  response: responses(201, {
+    ...keyOut,
+    required: [...keyOut.required, 'secret'],
+    properties: { ...keyOut.properties, secret: { type: 'string' } },
+  }),
+};
+
+export const listKeysSchema = {
+  tags: ['keys'], security: securityRequired, summary: 'List API keys (never their secrets)',
+  response: responses(200, { type: 'array', items: keyOut }, { list: true }),
+};
+
+export const revokeKeySchema = {
+  tags: ['keys'], security: securityRequired, summary: 'Revoke an API key (not the last owner key)',
+  params: idParam('id', 'the key id'),
+  response: responses(200, deletedIdSchema),
+};
+
+const viewOut = {
+  type: 'object',
+  required: ['name', 'object', 'owner'],
+  additionalProperties: true,
+  properties: {
+    name: { type: 'string' },
+    object: { type: 'string' },
+    label: { type: 'string' },
+    description: { type: 'string' },
+    filter: { type: 'object' },
+    sort: { type: 'array', items: { type: 'object' } },
+    columns: { type: 'array', items: { type: 'string' } },
+    owner: ownerSchema,
+  },
+} as const;
+
+export const listViewsSchema = {
+  tags: ['views'], security: securityRequired, summary: 'List views',
+  response: responses(200, { type: 'array', items: viewOut }, { list: true }),
+};
+
+export const getViewSchema = {
+  tags: ['views'], security: securityRequired, summary: 'Get a view by name',
+  params: idParam('name', 'the view name'),
+  response: responses(200, viewOut),
+};
+
+const declaration = {
+  type: 'object',
+  description: 'The declaration, shaped like the YAML: objects keyed by name (attributes keyed by name), views keyed by name.',
+  additionalProperties: false,
+  properties: {
+    objects: { type: 'object', additionalProperties: { type: 'object' } },
+    views: { type: 'object', additionalProperties: { type: 'object' } },
+  },
+} as const;
+
+export const getSourceSchema = {
+  tags: ['sources'], security: securityRequired, summary: 'Get a schema source: last pushed declaration, version, owned objects and views',
+  params: idParam('id', 'the schema source id'),
+  response: responses(200, {
+    type: 'object',
+    required: ['id', 'version', 'appliedAt', 'declaration', 'objects', 'views'],
+    properties: {
+      id: { type: 'string' },
+      version: { type: 'integer' },
+      appliedAt: { type: ['string', 'null'] },
+      declaration,
+      objects: { type: 'array', items: { type: 'string' } },
+      views: { type: 'array', items: { type: 'string' } },
+    },
+  }),
+};
+
+export const pushSourceSchema = {
+  tags: ['sources'], security: securityRequired,
+  summary: 'Push a whole declaration: plan, refuse conflicts and unapproved data loss, apply in one transaction (not rate limited)',
+  params: idParam('id', 'the schema source id'),
+  headers: {
+    type: 'object',
+    properties: { 'if-match': { type: 'string', pattern: IF_MATCH_PATTERN, description: 'the source version planned against' } },
+  },
+  body: {
+    type: 'object',
+    required: ['declaration'],
+    additionalProperties: false,
+    properties: {
+      declaration,
+      dryRun: { type: 'boolean', default: false },
+      allowDestructive: {
+        anyOf: [{ type: 'boolean' }, { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 400 } }],
+      },
+    },
+  },
+  response: responses(200, {
+    type: 'object',
+    required: ['version', 'applied', 'plan'],
+    properties: {
+      version: { type: 'integer' },
+      applied: { type: 'boolean' },
+      plan: {
+        type: 'object',
+        description: 'steps: [{ action, target, destructive, reason?, affected? }], conflicts: [{ code, target, message }], summary',
+        additionalProperties: true,
+      },
+    },
+  }),
+};
+
+export const healthSchema = {
+  tags: ['health'], summary: 'Liveness; no key needed, not rate limited',
+  response: responses(200, {
+    type: 'object',
+    required: ['status'],
+    properties: { status: { type: 'string', const: 'ok' }, version: { type: 'string' } },
+  }),
+};

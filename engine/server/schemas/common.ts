@@ -1,0 +1,89 @@
+/**
+ * JSON Schema fragments shared by the route schemas. These schemas are the one
+ * definition of each request and response: Fastify validates requests with them and
+ * @fastify/swagger turns them into GET /v1/openapi.json (contract.md §3 "Also served").
+ */
+export const errorEnvelope = {
+  type: 'object',
+  description: 'The error envelope of service-interface.md "Errors".',
+  required: ['success', 'statusCode', 'message'],
+  properties: {
+    success: { type: 'boolean', const: false },
+    statusCode: { type: 'integer' },
+    message: { type: 'string' },
+    code: { type: 'string', description: 'Stable machine-readable code; absent for body validation failures and 429.' },
+    errors: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['path', 'message'],
+        properties: {
+          path: { type: 'array', items: { type: ['string', 'integer'] } },
+          message: { type: 'string' },
+        },
+      },
+    },
+  },
+} as const;
+
+export const pageSchema = {
+  type: 'object',
+  required: ['nextCursor'],
+  properties: {
+    nextCursor: { type: ['string', 'null'] },
+    total: { type: 'integer' },
+  },
+} as const;
+
+/** `{ success: true, data }` (or with `page` for lists) around a data schema. */
+export function envelope(data: object, options: { list?: boolean } = {}): object {
+  return {
+    type: 'object',
+    required: options.list ? ['success', 'data', 'page'] : ['success', 'data'],
+    properties: {
+      success: { type: 'boolean', const: true },
+      data,
+      ...(options.list ? { page: pageSchema } : {}),
+    },
+  };
+}
+
+/** Responses of a route: the success status with its data, and the error envelope otherwise. */
+export function responses(status: number, data: object, options: { list?: boolean; description?: string } = {}): Record<string, object> {
+  return {
+    [status]: { ...envelope(data, options), description: options.description ?? 'Success' },
+    default: { ...errorEnvelope, description: 'Error envelope' },
+  };
+}
+
+export const idParam = (name: string, description: string): object => ({
+  type: 'object',
+  required: [name],
+  properties: { [name]: { type: 'string', minLength: 1, maxLength: 200, description } },
+});
+
+export const freeMapping = {
+  type: 'object',
+  description: 'A flat mapping of attribute name to value; values are checked by the attribute types.',
+  additionalProperties: true,
+} as const;
+
+export const deletedIdSchema = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string' } },
+} as const;
+
+export const ownerSchema = {
+  type: 'object',
+  required: ['kind'],
+  properties: {
+    kind: { type: 'string', enum: ['core', 'bundle', 'source', 'runtime'] },
+    id: { type: 'string' },
+  },
+} as const;
+
+/** `if-match` as contract.md §3 allows it: `"<version>"`, a bare version, `W/"<version>"` or `*`. */
+export const IF_MATCH_PATTERN = '^\\s*(\\*|(W/)?"?\\d{1,15}"?)\\s*$';
+
+export const securityRequired = [{ bearerAuth: [] }, { apiKeyHeader: [] }];

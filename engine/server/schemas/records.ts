@@ -1,0 +1,176 @@
+import { FILTER_OPS } from '../../model/filter.js';
+import { IF_MATCH_PATTERN, deletedIdSchema, freeMapping, responses, securityRequired } from './common.js';
+
+/** The record as every route returns it (contract.md §3). */
+export const recordOut = {
+  type: 'object',
+  required: ['id', 'object', 'version', 'createdAt', 'updatedAt', 'values'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    object: { type: 'string' },
+    version: { type: 'integer' },
+    createdAt: { type: 'string' },
+    updatedAt: { type: 'string' },
+    values: { type: 'object', additionalProperties: true },
+  },
+} as const;
+
+/** contract.md §3: bulk-delete takes 1..1000 ids; the other bulk routes share the cap. */
+export const MAX_BULK = 1000;
+
+const objectParam = {
+  type: 'object',
+  required: ['objectName'],
+  properties: { objectName: { type: 'string', minLength: 1, maxLength: 200, description: "the object's name" } },
+} as const;
+const recordParams = {
+  type: 'object',
+  required: ['objectName', 'id'],
+  properties: {
+    objectName: objectParam.properties.objectName,
+    id: { type: 'string', minLength: 1, maxLength: 200, description: 'the record id (a UUID)' },
+  },
+} as const;
+
+const idempotencyHeader = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      description: 'Repeat with the same key and body within 24 h replays the first answer; another body → 409.',
+    },
+  },
+} as const;
+
+const tags = ['records'];
+const security = securityRequired;
+
+export const createRecordSchema = {
+  tags, security, summary: 'Create a record',
+  params: objectParam,
+  headers: idempotencyHeader,
+  body: freeMapping,
+  response: responses(201, recordOut),
+};
+
+export const getRecordSchema = {
+  tags, security, summary: 'Get a record (etag: "<version>")',
+  params: recordParams,
+  response: responses(200, recordOut),
+};
+
+export const updateRecordSchema = {
+  tags, security, summary: 'Update a record (partial; if-match required)',
+  params: recordParams,
+  headers: {
+    type: 'object',
+    required: ['if-match'],
+    properties: {
+      'if-match': { type: 'string', pattern: IF_MATCH_PATTERN, description: '"<version>", a bare version, or *' },
+    },
+  },
+  body: { ...freeMapping, minProperties: 1 },
+  response: responses(200, recordOut),
+};
+
+export const deleteRecordSchema = {
+  tags, security, summary: 'Delete a record',
+  params: recordParams,
+  response: responses(200, deletedIdSchema),
+};
+
+export const bulkCreateSchema = {
+  tags, security, summary: 'Create many records, all or nothing',
+  params: objectParam,
+  headers: idempotencyHeader,
+  body: {
+    type: 'object',
+    required: ['records'],
+    additionalProperties: false,
+    properties: { records: { type: 'array', minItems: 1, maxItems: MAX_BULK, items: freeMapping } },
+  },
+  response: responses(201, {
+    type: 'object',
+    required: ['records'],
+    properties: { records: { type: 'array', items: recordOut } },
+  }),
+};
+
+export const bulkUpdateSchema = {
+  tags, security, summary: 'Update many records, all or nothing',
+  params: objectParam,
+  headers: idempotencyHeader,
+  body: {
+    type: 'object',
+    required: ['records'],
+    additionalProperties: false,
+    properties: {
+      records: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_BULK,
+        items: {
+          type: 'object',
+          required: ['id', 'values'],
+          additionalProperties: false,
+          properties: {
+            id: { type: 'string', format: 'uuid' },
+            version: { type: 'integer', minimum: 1 },
+            values: { ...freeMapping, minProperties: 1 },
+          },
+        },
+      },
+    },
+  },
+  response: responses(200, {
+    type: 'object',
+    required: ['records'],
+    properties: { records: { type: 'array', items: recordOut } },
+  }),
+};
+
+export const bulkDeleteSchema = {
+  tags, security, summary: 'Delete many records (1..1000 ids), all or nothing',
+  params: objectParam,
+  headers: idempotencyHeader,
+  body: {
+    type: 'object',
+    required: ['ids'],
+    additionalProperties: false,
+    properties: { ids: { type: 'array', minItems: 1, maxItems: MAX_BULK, items: { type: 'string', format: 'uuid' } } },
+  },
+  response: responses(200, { type: 'object', required: ['deleted'], properties: { deleted: { type: 'integer' } } }),
+};
+
+export const searchRecordsSchema = {
+  tags, security, summary: 'Search the records of one object (filter, sort, keyset cursor)',
+  params: objectParam,
+  body: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      filter: {
+        type: 'object',
+        description: `{ attr: value } or { attr: { op: value } } with ops ${FILTER_OPS.join(' ')}; and/or/not combinators.`,
+      },
+      sort: {
+        type: 'array',
+        maxItems: 10,
+        items: {
+          type: 'object',
+          required: ['attribute'],
+          additionalProperties: false,
+          properties: {
+            attribute: { type: 'string', minLength: 1 },
+            direction: { type: 'string', enum: ['asc', 'desc'] },
+          },
+        },
+      },
+      limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+      cursor: { type: 'string', minLength: 1, maxLength: 4000 },
+    },
+  },
+  response: responses(200, { type: 'array', items: recordOut }, { list: true }),
+};
