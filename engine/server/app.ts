@@ -1,5 +1,5 @@
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ServiceError } from '../errors.js';
@@ -14,6 +14,7 @@ import { healthRoutes } from './routes/health.js';
 import { recordRoutes } from './routes/records.js';
 import { schemaRoutes } from './routes/schema.js';
 import { sourceRoutes } from './routes/sources.js';
+import { parseJsonBody } from './json-body.js';
 import { isUuid, validatorCompiler } from './validation.js';
 
 export interface CreateServerOptions {
@@ -40,18 +41,16 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
   const app = Fastify({
     logger: options.logger ?? false,
     // One log line per request (issue 3), written by the onResponse hook below.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     // contract.md §3: a syntactically valid client UUID is echoed, anything else replaced.
     requestIdHeader: false,
     genReqId: (req: IncomingMessage) => {
       const sent = req.headers['x-request-id'];
       return typeof sent === 'string' && isUuid(sent) ? sent.toLowerCase() : randomUUID();
     },
-    requestIdLogLabel: 'reqId',
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
-    // `__proto__` / `constructor.prototype` keys anywhere in a body are refused with a 400
-    // (Validation failed) rather than silently dropped, so a client learns its data was
-    // not stored as sent; they can never reach an object's prototype either way.
+    // Our JSON parser (json-body.ts) refuses these keys with a reasoned 400; kept strict
+    // here too for any parser that falls back to Fastify's.
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     // Errors Fastify raises before routing (a malformed URL) still get the envelope.
@@ -61,6 +60,14 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     },
   });
 
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
   app.setValidatorCompiler(validatorCompiler);
   // Response schemas document the answers (openapi.json); bodies are written with plain
   // JSON.stringify so a free-form record mapping is never trimmed by a serializer.

@@ -1,0 +1,134 @@
+import type { FastifyInstance } from 'fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer, type CreateServerOptions } from '../../engine/server/app.js';
+import type { Store } from '../../engine/store/types.js';
+
+/**
+ * API test harness: a real server on 127.0.0.1 port 0 over a real SQLite file in a
+ * temporary folder, an owner key, and a tiny fetch wrapper.
+ */
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  /** Sent as-is (for malformed JSON tests). */
+  raw?: string;
+  headers?: Record<string, string>;
+  /** The key to send; null sends none; default the owner key. */
+  key?: string | null;
+}
+
+export interface TestServer {
+  app: FastifyInstance;
+  store: Store;
+  base: string;
+  dataDir: string;
+  ownerKey: string;
+  call(method: string, path: string, options?: CallOptions): Promise<Reply>;
+  /** Create a key with this role (and scopes) through the store; returns its secret. */
+  keyFor(role: string, scopes?: string[] | null): string;
+  close(): Promise<void>;
+}
+
+type OpenStore = (options: { path: string }) => Store;
+const STORE_MODULE = '../../engine/store/index.js';
+
+export async function openTempStore(dataDir: string): Promise<Store> {
+  const { openStore } = (await import(STORE_MODULE)) as { openStore: OpenStore };
+  return openStore({ path: join(dataDir, 'schemasync.db') });
+}
+
+export async function startTestServer(
+  options: { store?: Store; dataDir?: string; wrap?: (store: Store) => Store; keepData?: boolean } & Partial<
+    Omit<CreateServerOptions, 'store'>
+  > = {},
+): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'schemasync-api-'));
+  const inner = options.store ?? (await openTempStore(dataDir));
+  const store = options.wrap ? options.wrap(inner) : inner;
+  const { store: _s, dataDir: _d, wrap: _w, keepData, ...rest } = options;
+  const app = await createServer({ rateLimit: false, ...rest, store });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const base = `http://127.0.0.1:${port}/v1`;
+  const ownerKey = store.createKey({ name: 'test owner', role: 'owner', scopes: null }).secret;
+
+  async function call(method: string, path: string, o: CallOptions = {}): Promise<Reply> {
+    const headers: Record<string, string> = { ...o.headers };
+    const key = o.key === undefined ? ownerKey : o.key;
+    if (key !== null && !Object.keys(headers).some((h) => h.toLowerCase() === 'authorization' || h.toLowerCase() === 'x-api-key')) {
+      headers['authorization'] = `Bearer ${key}`;
+    }
+    let body: string | undefined;
+    if (o.raw !== undefined) body = o.raw;
+    else if (o.body !== undefined) body = JSON.stringify(o.body);
+    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+      headers['content-type'] = 'application/json';
+    }
+    const res = await fetch(base + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  }
+
+  return {
+    app,
+    store,
+    base,
+    dataDir,
+    ownerKey,
+    call,
+    keyFor: (role, scopes = null) => store.createKey({ name: `${role} key`, role, scopes: scopes as never }).secret,
+    async close() {
+      await app.close();
+      store.close();
+      if (!keepData && !options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The spec's error envelope, exactly: these keys and no others. */
+export function expectError(
+  reply: Reply,
+  expected: { status: number; code?: string | undefined; message?: string | RegExp; errors?: boolean },
+): void {
+  const b = reply.body as Record<string, unknown>;
+  const problems: string[] = [];
+  if (reply.status !== expected.status) problems.push(`status ${reply.status} != ${expected.status}`);
+  if (b?.['success'] !== false) problems.push('success is not false');
+  if (b?.['statusCode'] !== expected.status) problems.push(`statusCode ${String(b?.['statusCode'])}`);
+  if (typeof b?.['message'] !== 'string') problems.push('message missing');
+  if (expected.code === undefined) {
+    if ('code' in (b ?? {})) problems.push(`unexpected code ${String(b['code'])}`);
+  } else if (b?.['code'] !== expected.code) problems.push(`code ${String(b?.['code'])} != ${expected.code}`);
+  if (expected.message instanceof RegExp ? !expected.message.test(String(b?.['message'])) : expected.message !== undefined && b?.['message'] !== expected.message) {
+    problems.push(`message "${String(b?.['message'])}"`);
+  }
+  const extra = Object.keys(b ?? {}).filter((k) => !['success', 'statusCode', 'message', 'code', 'errors'].includes(k));
+  if (extra.length) problems.push(`extra keys ${extra.join(',')}`);
+  if (expected.errors === true) {
+    const errs = b?.['errors'];
+    if (!Array.isArray(errs) || errs.length === 0) problems.push('errors missing');
+    else for (const e of errs as { path?: unknown; message?: unknown }[]) {
+      if (!Array.isArray(e.path) || typeof e.message !== 'string') problems.push(`bad errors item ${JSON.stringify(e)}`);
+    }
+  }
+  if (expected.errors === false && 'errors' in (b ?? {})) problems.push('unexpected errors');
+  if (!UUID_RE.test(reply.headers.get('x-request-id') ?? '')) problems.push('x-request-id missing');
+  if (problems.length) throw new Error(`${problems.join('; ')}\nbody: ${reply.text}`);
+}
