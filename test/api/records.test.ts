@@ -1,0 +1,213 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError, openTempStore, startTestServer, type TestServer } from './helpers.js';
+import { createServer } from '../../engine/server/app.js';
+
+// Record routes (contract.md §3 "Records") over real HTTP and a real SQLite file.
+let s: TestServer;
+
+beforeAll(async () => {
+  s = await startTestServer({ keepData: true });
+  const company = await s.call('POST', '/schema/objects', {
+    body: {
+      name: 'company',
+      attributes: [
+        { name: 'name', type: 'text', required: true, unique: true, maxLength: 120 },
+        { name: 'employees', type: 'integer', min: 0 },
+      ],
+    },
+  });
+  expect(company.status).toBe(201);
+  const deal = await s.call('POST', '/schema/objects', {
+    body: {
+      name: 'deal',
+      attributes: [
+        { name: 'title', type: 'text', required: true },
+        { name: 'stage', type: 'select', options: ['lead', 'qualified', 'won', 'lost'] },
+        { name: 'amount', type: 'number', min: 0 },
+        { name: 'counter', type: 'integer' },
+        { name: 'company', type: 'relation', target: 'company' },
+      ],
+    },
+  });
+  expect(deal.status).toBe(201);
+});
+afterAll(async () => s.close());
+
+const create = (object: string, values: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  s.call('POST', `/records/${object}`, { body: values, headers });
+
+describe('single records', () => {
+  it('create → 201 record; get → etag; update with if-match; stale → 409', async () => {
+    const c = await create('company', { name: 'Acme', employees: 10 });
+    expect(c.status).toBe(201);
+    const rec = c.body.data;
+    expect(c.body.success).toBe(true);
+    expect(rec).toMatchObject({ object: 'company', version: 1, values: { name: 'Acme', employees: 10 } });
+    expect(rec.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(typeof rec.createdAt).toBe('string');
+
+    const g = await s.call('GET', `/records/company/${rec.id}`);
+    expect(g.status).toBe(200);
+    expect(g.headers.get('etag')).toBe('"1"');
+    expect(g.body.data).toEqual(rec);
+
+    const u = await s.call('PUT', `/records/company/${rec.id}`, { body: { employees: 11 }, headers: { 'if-match': '"1"' } });
+    expect(u.status).toBe(200);
+    expect(u.body.data).toMatchObject({ version: 2, values: { name: 'Acme', employees: 11 } });
+    expect(u.headers.get('etag')).toBe('"2"');
+
+    expectError(await s.call('PUT', `/records/company/${rec.id}`, { body: { employees: 12 }, headers: { 'if-match': '"1"' } }), {
+      status: 409,
+      code: 'SCHEMA_CONFLICT',
+    });
+    const bare = await s.call('PUT', `/records/company/${rec.id}`, { body: { employees: 12 }, headers: { 'if-match': '2' } });
+    expect(bare.body.data.version).toBe(3);
+    const star = await s.call('PUT', `/records/company/${rec.id}`, { body: { employees: 13 }, headers: { 'if-match': '*' } });
+    expect(star.body.data.version).toBe(4);
+  });
+
+  it('unknown attribute → 404 SCHEMA_ATTRIBUTE_NOT_FOUND; unknown object → 404 SCHEMA_OBJECT_NOT_FOUND', async () => {
+    expectError(await create('company', { name: 'X', color: 'red' }), { status: 404, code: 'SCHEMA_ATTRIBUTE_NOT_FOUND' });
+    expectError(await create('planet', { name: 'X' }), { status: 404, code: 'SCHEMA_OBJECT_NOT_FOUND' });
+  });
+
+  it('bad values → 400 SCHEMA_VALIDATION_FAILED naming every bad attribute', async () => {
+    const r = await create('deal', { amount: -5, stage: 'maybe' });
+    expectError(r, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    const named = r.body.errors.map((e: { path: unknown[] }) => e.path.at(-1));
+    expect(named).toEqual(expect.arrayContaining(['amount', 'stage', 'title']));
+  });
+
+  it('unique and relation targets are checked', async () => {
+    expectError(await create('company', { name: 'Acme' }), { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    expectError(await create('deal', { title: 'x', company: crypto.randomUUID() }), { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+  });
+
+  it('unknown record → 404 SCHEMA_RECORD_NOT_FOUND; delete answers { id }', async () => {
+    expectError(await s.call('GET', `/records/company/${crypto.randomUUID()}`), { status: 404, code: 'SCHEMA_RECORD_NOT_FOUND' });
+    const rec = (await create('company', { name: 'Doomed' })).body.data;
+    const d = await s.call('DELETE', `/records/company/${rec.id}`);
+    expect(d.body).toEqual({ success: true, data: { id: rec.id } });
+    expectError(await s.call('GET', `/records/company/${rec.id}`), { status: 404, code: 'SCHEMA_RECORD_NOT_FOUND' });
+    expectError(
+      await s.call('PUT', `/records/company/${rec.id}`, { body: { name: 'x' }, headers: { 'if-match': '*' } }),
+      { status: 404, code: 'SCHEMA_RECORD_NOT_FOUND' },
+    );
+  });
+});
+
+describe('bulk', () => {
+  const count = async () => (await s.call('POST', '/records/deal/search', { body: { limit: 500 } })).body.data.length as number;
+
+  it('a failing bulk-create changes nothing and names the item index', async () => {
+    const before = await count();
+    const r = await s.call('POST', '/records/deal/bulk-create', {
+      body: { records: [{ title: 'a' }, { title: 'b' }, { title: 'c', amount: -1 }] },
+    });
+    expectError(r, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    expect(r.body.errors[0].path).toEqual(['records', 2, 'amount']);
+    expect(await count()).toBe(before);
+  });
+
+  it('bulk-create, bulk-update and bulk-delete, all or nothing', async () => {
+    const c = await s.call('POST', '/records/deal/bulk-create', {
+      body: { records: [{ title: 'b1', amount: 1 }, { title: 'b2', amount: 2 }, { title: 'b3', amount: 3 }] },
+    });
+    expect(c.status).toBe(201);
+    const ids: string[] = c.body.data.records.map((r: { id: string }) => r.id);
+    expect(ids).toHaveLength(3);
+
+    const bad = await s.call('POST', '/records/deal/bulk-update', {
+      body: { records: [{ id: ids[0], values: { amount: 10 } }, { id: ids[1], version: 7, values: { amount: 20 } }] },
+    });
+    expect(bad.status).toBeGreaterThanOrEqual(400);
+    expect((await s.call('GET', `/records/deal/${ids[0]}`)).body.data.values.amount).toBe(1);
+
+    const u = await s.call('POST', '/records/deal/bulk-update', {
+      body: { records: [{ id: ids[0], values: { amount: 10 } }, { id: ids[1], version: 1, values: { amount: 20 } }] },
+    });
+    expect(u.status).toBe(200);
+    expect(u.body.data.records.map((r: { values: { amount: number } }) => r.values.amount)).toEqual([10, 20]);
+
+    const d = await s.call('POST', '/records/deal/bulk-delete', { body: { ids } });
+    expect(d.body).toEqual({ success: true, data: { deleted: 3 } });
+  });
+});
+
+describe('search', () => {
+  it('filters, sorts and pages with a cursor, visiting every record once', async () => {
+    await s.call('POST', '/records/deal/bulk-create', {
+      body: { records: Array.from({ length: 7 }, (_, i) => ({ title: `s${i}`, amount: 100 + i, stage: i % 2 ? 'won' : 'lead' })) },
+    });
+    const seen: number[] = [];
+    let cursor: string | null | undefined;
+    do {
+      const r = await s.call('POST', '/records/deal/search', {
+        body: { filter: { amount: { gte: 100 } }, sort: [{ attribute: 'amount', direction: 'desc' }], limit: 3, ...(cursor ? { cursor } : {}) },
+      });
+      expect(r.status).toBe(200);
+      expect(r.body.page).toHaveProperty('nextCursor');
+      seen.push(...r.body.data.map((x: { values: { amount: number } }) => x.values.amount));
+      cursor = r.body.page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([106, 105, 104, 103, 102, 101, 100]);
+    const won = await s.call('POST', '/records/deal/search', { body: { filter: { stage: 'won', amount: { gte: 100 } } } });
+    expect(won.body.data).toHaveLength(3);
+  });
+});
+
+describe('idempotency-key', () => {
+  it('replays the first answer for the same body and refuses another body with 409', async () => {
+    const key = crypto.randomUUID();
+    const first = await create('company', { name: 'Idem', employees: 1 }, { 'idempotency-key': key });
+    expect(first.status).toBe(201);
+    const again = await s.call('POST', '/records/company', { raw: '{"employees":1,"name":"Idem"}', headers: { 'idempotency-key': key } });
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    const found = await s.call('POST', '/records/company/search', { body: { filter: { name: 'Idem' } } });
+    expect(found.body.data).toHaveLength(1);
+    expectError(await create('company', { name: 'Other' }, { 'idempotency-key': key }), { status: 409, code: 'SCHEMA_CONFLICT' });
+  });
+});
+
+describe('concurrency and restarts', () => {
+  it('concurrent updaters with if-match lose no update', async () => {
+    const rec = (await create('deal', { title: 'counter', counter: 0 })).body.data;
+    const workers = 8;
+    const perWorker = 5;
+    await Promise.all(
+      Array.from({ length: workers }, async () => {
+        for (let done = 0; done < perWorker; ) {
+          const g = await s.call('GET', `/records/deal/${rec.id}`);
+          const u = await s.call('PUT', `/records/deal/${rec.id}`, {
+            body: { counter: g.body.data.values.counter + 1 },
+            headers: { 'if-match': g.headers.get('etag')! },
+          });
+          if (u.status === 200) done++;
+          else expect(u.body.code).toBe('SCHEMA_CONFLICT');
+        }
+      }),
+    );
+    const end = await s.call('GET', `/records/deal/${rec.id}`);
+    expect(end.body.data.values.counter).toBe(workers * perWorker);
+    expect(end.body.data.version).toBe(workers * perWorker + 1);
+  });
+
+  it('a restarted server keeps its data', async () => {
+    const rec = (await create('company', { name: 'Persistent' })).body.data;
+    await s.app.close();
+    s.store.close();
+    const store = await openTempStore(s.dataDir);
+    const app = await createServer({ store, rateLimit: false });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const port = (app.server.address() as { port: number }).port;
+      const r = await fetch(`http://127.0.0.1:${port}/v1/records/company/${rec.id}`, { headers: { authorization: `Bearer ${s.ownerKey}` } });
+      expect(r.status).toBe(200);
+      expect(((await r.json()) as { data: unknown }).data).toEqual(rec);
+    } finally {
+      await app.close();
+      store.close();
+    }
+  });
+});

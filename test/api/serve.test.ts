@@ -1,0 +1,75 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+// `schemasync serve` as a user runs it: the real bin, a child process, real signals.
+const bin = join(import.meta.dirname, '..', '..', 'bin', 'schemasync');
+const dataDir = mkdtempSync(join(tmpdir(), 'schemasync-serve-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+interface Running {
+  child: ChildProcess;
+  baseUrl: string;
+  stdout: () => string;
+  exit: Promise<number | null>;
+}
+
+function serve(args: string[] = []): Promise<Running> {
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--data', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out.replace(/\x1b\[[0-9;]*m/g, ''));
+      if (m) resolve({ child, baseUrl: m[1]!, stdout: () => out, exit });
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    void exit.then((code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+}
+
+describe('schemasync serve', () => {
+  it('first start creates an owner key, prints it once, writes credentials 0600, exits 0 on SIGINT', async () => {
+    const s = await serve();
+    const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as { baseUrl: string; apiKey: string };
+    expect(creds.baseUrl).toBe(s.baseUrl);
+    expect(statSync(join(dataDir, 'credentials.json')).mode & 0o777).toBe(0o600);
+    expect(s.stdout()).toContain(creds.apiKey);
+
+    const health = await fetch(`${s.baseUrl}/health`);
+    expect(health.status).toBe(200);
+    const objects = await fetch(`${s.baseUrl}/schema/objects`, { headers: { authorization: `Bearer ${creds.apiKey}` } });
+    expect(objects.status).toBe(200);
+    const created = await fetch(`${s.baseUrl}/schema/objects`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${creds.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'note', attributes: [{ name: 'body', type: 'text' }] }),
+    });
+    expect(created.status).toBe(201);
+    // One JSON log line per request, carrying the request id.
+    const logLine = s.stdout().split('\n').find((l) => l.includes('"url":"/v1/schema/objects"'));
+    expect(logLine).toBeDefined();
+    expect(JSON.parse(logLine!)).toMatchObject({ reqId: created.headers.get('x-request-id'), statusCode: expect.any(Number) });
+
+    s.child.kill('SIGINT');
+    expect(await s.exit).toBe(0);
+  });
+
+  it('a second start keeps the data and the key and prints no new key; --quiet logs nothing', async () => {
+    const before = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as { apiKey: string };
+    const s = await serve(['--quiet']);
+    expect(s.stdout()).not.toContain('shown once');
+    const after = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as { baseUrl: string; apiKey: string };
+    expect(after.apiKey).toBe(before.apiKey);
+    expect(after.baseUrl).toBe(s.baseUrl);
+    const r = await fetch(`${s.baseUrl}/schema/objects/note`, { headers: { 'x-api-key': after.apiKey } });
+    expect(r.status).toBe(200);
+    expect(s.stdout()).not.toContain('"reqId"');
+    s.child.kill('SIGTERM');
+    expect(await s.exit).toBe(0);
+  });
+});

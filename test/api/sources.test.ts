@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError, startTestServer, type TestServer } from './helpers.js';
+
+// PUT/GET /schema/sources/:id through the route (contract.md §3): validation first, then the store's push.
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({ rateLimit: true });
+});
+afterAll(async () => s.close());
+
+const declaration = {
+  objects: {
+    company: { attributes: { name: { type: 'text', required: true } } },
+  },
+  views: {},
+};
+
+describe('schema sources', () => {
+  it('refuses an invalid declaration with 400 and the spec name code, listing every problem', async () => {
+    const r = await s.call('PUT', '/schema/sources/crm', {
+      body: { declaration: { objects: { 'Bad-Name': { attributes: {} }, deal: { attributes: { amount: { type: 'strng' } } } } } },
+    });
+    expectError(r, { status: 400, code: 'SCHEMA_INVALID_OBJECT_NAME', errors: true });
+    expect(r.body.errors.length).toBeGreaterThanOrEqual(2);
+    expect(r.body.errors.every((e: { path: unknown[] }) => e.path[0] === 'declaration')).toBe(true);
+  });
+
+  it('dry-runs, applies, reads back, and refuses a stale if-match', async () => {
+    const dry = await s.call('PUT', '/schema/sources/crm', { body: { declaration, dryRun: true } });
+    expect(dry.status).toBe(200);
+    expect(dry.body.data).toMatchObject({ applied: false, plan: { steps: expect.any(Array) } });
+    expectError(await s.call('GET', '/schema/sources/crm'), { status: 404, code: 'SCHEMA_SOURCE_NOT_FOUND' });
+
+    const applied = await s.call('PUT', '/schema/sources/crm', { body: { declaration } });
+    expect(applied.status).toBe(200);
+    expect(applied.body.data).toMatchObject({ applied: true, version: 1 });
+
+    const got = await s.call('GET', '/schema/sources/crm');
+    expect(got.body.data).toMatchObject({ id: 'crm', version: 1, objects: ['company'] });
+    expect((await s.call('GET', '/schema/objects/company')).body.data.owner).toEqual({ kind: 'source', id: 'crm' });
+
+    expectError(await s.call('PUT', '/schema/sources/crm', { body: { declaration }, headers: { 'if-match': '"0"' } }), {
+      status: 409,
+      code: 'SCHEMA_CONFLICT',
+    });
+  });
+
+  it('is exempt from rate limits', async () => {
+    for (let i = 0; i < 105; i++) {
+      const r = await s.call('PUT', '/schema/sources/crm', { body: { declaration, dryRun: true } });
+      expect(r.status).toBe(200);
+    }
+  });
+});
