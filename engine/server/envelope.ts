@@ -87,6 +87,10 @@ export function toErrorBody(err: unknown, request: FastifyRequest): ErrorBody {
   if (fe && Array.isArray(fe.validation)) {
     return errorBody(400, VALIDATION_MESSAGE, undefined, ajvErrorsToFieldErrors(fe.validation, fe.validationContext));
   }
+  if (fe?.code === 'FST_ERR_BAD_URL') {
+    // A URL that cannot be decoded names no route.
+    return errorBody(statusForCode('ROUTE_NOT_FOUND'), 'Malformed URL: no route matches it', 'ROUTE_NOT_FOUND');
+  }
   if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return errorBody(statusForCode('PAYLOAD_TOO_LARGE'), 'Request body is too large', 'PAYLOAD_TOO_LARGE');
   }
@@ -107,7 +111,7 @@ function parseMessage(fe: Partial<FastifyError>): string {
   if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'body must not be empty when content-type is application/json';
   const m = String(fe.message ?? 'body is not valid JSON');
   if (/prototype property/i.test(m)) return 'body contains a forbidden key (__proto__ or constructor.prototype)';
-  return `body is not valid JSON: ${m}`;
+  return fe instanceof SyntaxError ? `body is not valid JSON: ${m}` : m;
 }
 
 export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {

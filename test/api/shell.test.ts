@@ -37,6 +37,7 @@ describe('envelope and request ids', () => {
     expectError(await s.call('GET', '/does-not-exist', { key: null }), { status: 404, code: 'ROUTE_NOT_FOUND' });
     expectError(await s.call('DELETE', '/health'), { status: 404, code: 'ROUTE_NOT_FOUND' });
     expectError(await s.call('GET', '/../../etc/passwd'), { status: 404, code: 'ROUTE_NOT_FOUND' });
+    expectError(await s.call('GET', '/records/%E0%A4%A'), { status: 404, code: 'ROUTE_NOT_FOUND' });
   });
 
   it('an unexpected failure is a masked 500 without a code, the cause kept out of the body', async () => {
