@@ -47,7 +47,14 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
 
   app.post<{ Params: ObjectParams; Body: { filter?: Filter; sort?: SortSpec[]; limit?: number; cursor?: string } | undefined }>(
     '/records/:objectName/search',
-    { schema: s.searchRecordsSchema, config: read },
+    {
+      schema: s.searchRecordsSchema,
+      config: read,
+      // A search with no body at all means "everything, first page" (same as `{}`).
+      preValidation: async (request) => {
+        if (request.body === undefined || request.body === null) request.body = {};
+      },
+    },
     async (request) => {
       const body = request.body ?? {};
       const input: SearchInput = {};
