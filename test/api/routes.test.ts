@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeStore } from './fake-store.js';
+import { expectError, startTestServer, type TestServer } from './helpers.js';
+
+// What the record routes add on top of the store — status codes, etag / if-match parsing,
+// idempotency keys — checked over HTTP against an in-memory store (records.test.ts runs
+// the same contract against the SQLite store).
+let s: TestServer;
+const writes = () => (s.store.facts() as unknown as { count: number }).count;
+beforeAll(async () => {
+  s = await startTestServer({ store: fakeStore({ records: true }) });
+});
+afterAll(async () => s.close());
+
+describe('record routes', () => {
+  it('create 201, get with etag, if-match in each accepted form', async () => {
+    const c = await s.call('POST', '/records/note', { body: { text: 'hi' } });
+    expect(c.status).toBe(201);
+    const id = c.body.data.id;
+    const g = await s.call('GET', `/records/note/${id}`);
+    expect(g.headers.get('etag')).toBe('"1"');
+    for (const [ifMatch, version] of [['"1"', 2], ['2', 3], ['W/"3"', 4], ['*', 5]] as const) {
+      const u = await s.call('PUT', `/records/note/${id}`, { body: { text: `v${version}` }, headers: { 'if-match': ifMatch } });
+      expect(u.status, ifMatch).toBe(200);
+      expect(u.body.data.version).toBe(version);
+      expect(u.headers.get('etag')).toBe(`"${version}"`);
+    }
+    expectError(await s.call('PUT', `/records/note/${id}`, { body: { text: 'late' }, headers: { 'if-match': '"4"' } }), {
+      status: 409,
+      code: 'SCHEMA_CONFLICT',
+    });
+    expect((await s.call('DELETE', `/records/note/${id}`)).body).toEqual({ success: true, data: { id } });
+  });
+
+  it('idempotency-key replays without writing, per key holder, and refuses another body', async () => {
+    const key = 'retry-1';
+    const before = writes();
+    const a = await s.call('POST', '/records/note', { body: { text: 'once', n: 1 }, headers: { 'idempotency-key': key } });
+    const b = await s.call('POST', '/records/note', { raw: '{"n":1,"text":"once"}', headers: { 'idempotency-key': key } });
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(b.body).toEqual(a.body);
+    expect(writes()).toBe(before + 1);
+    expectError(await s.call('POST', '/records/note', { body: { text: 'twice' }, headers: { 'idempotency-key': key } }), {
+      status: 409,
+      code: 'SCHEMA_CONFLICT',
+    });
+    // Another caller's key space is separate: the same key is new for them.
+    const other = s.keyFor('member');
+    const c = await s.call('POST', '/records/note', { key: other, body: { text: 'once', n: 1 }, headers: { 'idempotency-key': key } });
+    expect(c.status).toBe(201);
+    expect(c.body.data.id).not.toBe(a.body.data.id);
+    // And so is another route: bulk-create under the same key is a new request.
+    const bulk = await s.call('POST', '/records/note/bulk-create', { body: { records: [{ text: 'x' }] }, headers: { 'idempotency-key': key } });
+    expect(bulk.status).toBe(201);
+    const again = await s.call('POST', '/records/note/bulk-create', { body: { records: [{ text: 'x' }] }, headers: { 'idempotency-key': key } });
+    expect(again.body).toEqual(bulk.body);
+  });
+
+  it('a failed request is not remembered, so its retry runs', async () => {
+    const key = 'retry-2';
+    expectError(await s.call('POST', '/records/nothing', { body: { text: 'x' }, headers: { 'idempotency-key': key } }), {
+      status: 404,
+      code: 'SCHEMA_OBJECT_NOT_FOUND',
+    });
+    expect((await s.call('POST', '/records/nothing', { body: { text: 'x' }, headers: { 'idempotency-key': key } })).status).toBe(404);
+  });
+
+  it('search answers a list with page, and accepts no body', async () => {
+    const r = await s.call('POST', '/records/note/search', { body: { limit: 2 } });
+    expect(r.status).toBe(200);
+    expect(r.body.data.length).toBeLessThanOrEqual(2);
+    expect(r.body.page).toEqual({ nextCursor: null, total: expect.any(Number) });
+    const none = await s.call('POST', '/records/note/search');
+    expect(none.status).toBe(200);
+  });
+
+  it('bulk-delete answers { deleted }', async () => {
+    const ids = (await s.call('POST', '/records/note/bulk-create', { body: { records: [{ a: 1 }, { a: 2 }] } })).body.data.records.map(
+      (r: { id: string }) => r.id,
+    );
+    const d = await s.call('POST', '/records/note/bulk-delete', { body: { ids: [...ids, crypto.randomUUID()] } });
+    expect(d.body).toEqual({ success: true, data: { deleted: 2 } });
+  });
+});
