@@ -100,8 +100,15 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     if (config.action) requirePermission(actor, config.action);
   });
 
+  // Graceful stop (issue 3): in-flight requests finish, and their answers tell keep-alive
+  // clients to go, so close() does not wait out the keep-alive timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onSend', async (request, reply, payload) => {
     if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
+    if (closing) reply.header('connection', 'close');
     return payload;
   });
 

@@ -15,6 +15,8 @@ export interface LocalServerOptions {
   port?: number;
   rateLimit?: boolean;
   logger?: FastifyServerOptions['logger'];
+  /** How to open the database (default: the SQLite store of engine/store); tests inject one. */
+  openStore?: (options: { path: string }) => Store;
 }
 
 export interface Credentials {
@@ -45,7 +47,7 @@ const STORE_MODULE = '../store/index.js';
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const { openStore } = (await import(STORE_MODULE)) as { openStore: OpenStore };
+  const openStore = options.openStore ?? ((await import(STORE_MODULE)) as { openStore: OpenStore }).openStore;
   const store = openStore({ path: join(dataDir, DATABASE_FILE) });
   let app: FastifyInstance;
   try {

@@ -1,0 +1,76 @@
+import { request, type ClientRequest } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readCredentials, startLocalServer } from '../../engine/server/local.js';
+import { fakeStore } from './fake-store.js';
+
+// engine/server/local.ts, the part `serve` and `dev` share: first-start key and credentials.
+const dataDir = join(mkdtempSync(join(tmpdir(), 'schemasync-local-')), 'nested', '.schemasync');
+afterAll(() => rmSync(join(dataDir, '..', '..'), { recursive: true, force: true }));
+
+describe('startLocalServer', () => {
+  const store = fakeStore();
+  const opts = { dataDir, port: 0, rateLimit: false, openStore: () => store };
+
+  it('creates the data folder, an owner key on first start, and credentials.json mode 0600', async () => {
+    const server = await startLocalServer(opts);
+    try {
+      expect(server.createdKey).toEqual(expect.any(String));
+      const creds = readCredentials(dataDir)!;
+      expect(creds).toEqual({ baseUrl: server.baseUrl, apiKey: server.createdKey });
+      expect(statSync(server.credentialsPath).mode & 0o777).toBe(0o600);
+      expect(server.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+      const r = await fetch(`${server.baseUrl}/schema/objects`, { headers: { authorization: `Bearer ${creds.apiKey}` } });
+      expect(r.status).toBe(200);
+      expect(store.listKeys().filter((k) => k.role === 'owner')).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a later start creates no key and repoints the saved credentials at the new port', async () => {
+    const first = readCredentials(dataDir)!;
+    const server = await startLocalServer(opts);
+    try {
+      expect(server.createdKey).toBeNull();
+      const creds = JSON.parse(readFileSync(server.credentialsPath, 'utf8')) as { baseUrl: string; apiKey: string };
+      expect(creds.apiKey).toBe(first.apiKey);
+      expect(creds.baseUrl).toBe(server.baseUrl);
+      expect(store.listKeys()).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('close lets an in-flight request finish', async () => {
+    const server = await startLocalServer(opts);
+    const apiKey = readCredentials(dataDir)!.apiKey;
+    const body = JSON.stringify({ name: 'late', role: 'viewer' });
+    const arrived = new Promise((resolve) => server.app.server.once('request', resolve));
+    const url = new URL(`${server.baseUrl}/keys`);
+    let req!: ClientRequest;
+    const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      req = request(
+        url,
+        { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.on('error', reject);
+    });
+    // Half the body is sent, so the request is in flight when the server is told to close.
+    req.write(body.slice(0, 10));
+    await arrived;
+    const closing = server.close();
+    req.end(body.slice(10));
+    const r = await answered;
+    await closing;
+    expect(r.status).toBe(201);
+    expect(JSON.parse(r.text).data.name).toBe('late');
+  });
+});
