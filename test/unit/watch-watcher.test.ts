@@ -1,0 +1,98 @@
+import { mkdirSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isEditorTempFile, startWatcher, staticBase, watchTargets, type WatchEvent, type Watcher } from '../../engine/watch/watcher.js';
+
+let dirs: string[] = [];
+let watchers: Watcher[] = [];
+afterEach(async () => {
+  await Promise.all(watchers.map((w) => w.close()));
+  watchers = [];
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  dirs = [];
+});
+
+function project(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ss-watch-'));
+  dirs.push(dir);
+  writeFileSync(join(dir, 'schemasync.yaml'), 'source: crm\nschema: schema\n');
+  mkdirSync(join(dir, 'schema'));
+  writeFileSync(join(dir, 'schema', 'a.yaml'), 'objects: {}\n');
+  return dir;
+}
+
+/** Collects events; `until` waits (by polling, no timing assertion) for one that matches. */
+async function watching(dir: string, schema: string | string[] = 'schema') {
+  const events: WatchEvent[] = [];
+  const w = startWatcher({ targets: watchTargets(join(dir, 'schemasync.yaml'), schema), onEvent: (e) => events.push(e) });
+  watchers.push(w);
+  await w.ready;
+  const until = async (pred: (e: WatchEvent) => boolean, what: string) => {
+    for (let i = 0; i < 400; i++) {
+      if (events.some(pred)) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`no event: ${what}; saw ${JSON.stringify(events)}`);
+  };
+  return { events, until };
+}
+
+describe('watch targets', () => {
+  it('watches the config and the static base of each glob', () => {
+    expect(staticBase('schema')).toBe('schema');
+    expect(staticBase('schema/**/*.yaml')).toBe('schema');
+    expect(staticBase('decl/*.yml')).toBe('decl');
+    expect(staticBase('*.yaml')).toBe('.');
+    const t = watchTargets('/p/schemasync.yaml', ['schema/**/*.yaml', 'extra/x.yaml']);
+    expect(t.paths).toEqual(['/p/extra/x.yaml', '/p/schema', '/p/schemasync.yaml']);
+  });
+
+  it('knows editor scratch files', () => {
+    for (const f of ['.a.yaml.swp', 'a.yaml~', '#a.yaml#', '.#a.yaml', '4913', 'a.yaml.tmp', 'a.yaml.123.tmp']) {
+      expect(isEditorTempFile(`/p/schema/${f}`), f).toBe(true);
+    }
+    expect(isEditorTempFile('/p/schema/a.yaml')).toBe(false);
+  });
+});
+
+describe('watcher (real file-system events)', () => {
+  it('sees a change, a new file and a deleted file', async () => {
+    const dir = project();
+    const { until } = await watching(dir);
+    writeFileSync(join(dir, 'schema', 'a.yaml'), 'objects: { x: { attributes: {} } }\n');
+    await until((e) => e.kind === 'change' && e.path.endsWith('a.yaml'), 'change a.yaml');
+    writeFileSync(join(dir, 'schema', 'b.yml'), 'objects: {}\n');
+    await until((e) => e.kind === 'add' && e.path.endsWith('b.yml'), 'add b.yml');
+    unlinkSync(join(dir, 'schema', 'b.yml'));
+    await until((e) => e.kind === 'unlink' && e.path.endsWith('b.yml'), 'unlink b.yml');
+  });
+
+  it('sees an atomic save (write a temp file, rename over) and ignores the temp file', async () => {
+    const dir = project();
+    const { events, until } = await watching(dir);
+    const tmp = join(dir, 'schema', 'a.yaml.4242.tmp');
+    writeFileSync(tmp, 'objects: { y: { attributes: {} } }\n');
+    renameSync(tmp, join(dir, 'schema', 'a.yaml'));
+    await until((e) => e.path.endsWith('/a.yaml') && (e.kind === 'change' || e.kind === 'add'), 'a.yaml after rename');
+    expect(events.some((e) => e.path.endsWith('.tmp'))).toBe(false);
+  });
+
+  it('sees schemasync.yaml and ignores non-YAML files and swap files', async () => {
+    const dir = project();
+    const { events, until } = await watching(dir);
+    writeFileSync(join(dir, 'schema', 'notes.txt'), 'x');
+    writeFileSync(join(dir, 'schema', '.a.yaml.swp'), 'x');
+    writeFileSync(join(dir, 'schemasync.yaml'), 'source: crm\nschema: schema\n# edited\n');
+    await until((e) => e.path.endsWith('schemasync.yaml'), 'config change');
+    expect(events.filter((e) => e.path.endsWith('.txt') || e.path.endsWith('.swp'))).toEqual([]);
+  });
+
+  it('follows globs and files in new subfolders', async () => {
+    const dir = project();
+    const { until } = await watching(dir, ['schema/**/*.yaml']);
+    mkdirSync(join(dir, 'schema', 'sub'));
+    writeFileSync(join(dir, 'schema', 'sub', 'c.yaml'), 'objects: {}\n');
+    await until((e) => e.kind === 'add' && e.path.endsWith('sub/c.yaml'), 'add sub/c.yaml');
+  });
+});
