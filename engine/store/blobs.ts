@@ -1,0 +1,127 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, rmSync, statSync, type ReadStream } from 'node:fs';
+import { rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { ServiceError, type ErrorCode } from '../errors.js';
+
+/**
+ * Content-addressed file bytes under `<data>/files/ab/cd/<sha256>` (contract.md §3 "Files
+ * and documents": bytes on disk beside the database, never whole in memory; a failed upload
+ * leaves no partial file). Identical uploads share one copy. File names are metadata in
+ * `_ss_files` only and never reach a path here: the only path input is a hex digest.
+ */
+export interface BlobWrite {
+  sha256: string;
+  size: number;
+}
+
+export interface WriteOptions {
+  /** The largest accepted size in bytes; the write aborts as soon as one byte more arrives. */
+  maxBytes: number;
+  /** Which refusal the caller wants for an oversize stream (default PAYLOAD_TOO_LARGE). */
+  tooLargeCode?: Extract<ErrorCode, 'PAYLOAD_TOO_LARGE' | 'DOCUMENT_FILE_TOO_LARGE'>;
+  /** Words for the refusal, e.g. "deal.contract accepts files up to 10MB". */
+  tooLargeMessage?: string;
+}
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
+export class BlobStore {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = root;
+    mkdirSync(root, { recursive: true, mode: 0o700 });
+  }
+
+  /** Where the bytes of `sha256` live; refuses anything that is not a hex digest. */
+  pathOf(sha256: string): string {
+    if (!SHA256.test(sha256)) throw new Error(`not a sha256 digest: ${JSON.stringify(sha256)}`);
+    return join(this.root, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
+  }
+
+  has(sha256: string): boolean {
+    return existsSync(this.pathOf(sha256));
+  }
+
+  size(sha256: string): number {
+    return statSync(this.pathOf(sha256)).size;
+  }
+
+  /**
+   * Stream `input` to a temporary file in the blob folder (same file system, so the final
+   * rename is atomic) while hashing and counting. Passing `maxBytes` destroys the pipeline
+   * at once — the rest of the upload is never written — and any failure removes the
+   * temporary file before the error is rethrown.
+   */
+  async writeStream(input: Readable, options: WriteOptions): Promise<BlobWrite> {
+    const tmp = join(this.root, `.tmp-${randomUUID()}`);
+    const hash = createHash('sha256');
+    let size = 0;
+    const { maxBytes } = options;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
+        size += chunk.length;
+        if (size > maxBytes) {
+          done(
+            new ServiceError(
+              options.tooLargeCode ?? 'PAYLOAD_TOO_LARGE',
+              options.tooLargeMessage ?? `File is larger than the limit of ${maxBytes} bytes`,
+            ),
+          );
+          return;
+        }
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(input, meter, createWriteStream(tmp, { flags: 'wx', mode: 0o600 }));
+      // Some producers (busboy under a size limit) end quietly instead of erroring.
+      if ((input as { truncated?: boolean }).truncated) {
+        throw new ServiceError(options.tooLargeCode ?? 'PAYLOAD_TOO_LARGE', options.tooLargeMessage ?? 'File is too large');
+      }
+      const sha256 = hash.digest('hex');
+      const dest = this.pathOf(sha256);
+      mkdirSync(join(dest, '..'), { recursive: true, mode: 0o700 });
+      // Same content → same name: renaming over an existing copy keeps one copy of the bytes.
+      await rename(tmp, dest);
+      return { sha256, size };
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** A read stream of the bytes (the caller sets the content type from the file row). */
+  open(sha256: string, range?: { start: number; end: number }): ReadStream {
+    return createReadStream(this.pathOf(sha256), range);
+  }
+
+  /**
+   * Delete the bytes of `sha256` unless something still references them. The caller passes
+   * whether a file row still uses the digest (the row count is the store's knowledge).
+   * Idempotent: bytes already gone are not an error.
+   */
+  release(sha256: string, stillReferenced: boolean): boolean {
+    if (stillReferenced) return false;
+    rmSync(this.pathOf(sha256), { force: true });
+    return true;
+  }
+
+  /** Leftover temporary files of a crashed process (called when the store opens). */
+  sweepTemporary(): void {
+    // Only our own prefix, never a content file.
+    for (const name of safeReaddir(this.root)) if (name.startsWith('.tmp-')) rmSync(join(this.root, name), { force: true });
+  }
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
