@@ -1,0 +1,165 @@
+import type { AttributeSpec } from '../model/attribute.js';
+import type { AttributeDecl } from '../model/declaration.js';
+import { attributeNameProblem } from '../model/names.js';
+import type { StoredAttribute } from '../model/stored.js';
+import { isWidening } from '../model/types/registry.js';
+import { attributeChanges, compact, DATA_FIELDS } from './compare.js';
+import { SAMPLE_IDS, type DataFacts } from './facts.js';
+import * as msg from './messages.js';
+import type { Conflict, Step } from './types.js';
+
+/**
+ * The attribute diff of one object that exists in the store (issue 4 "Engine"):
+ * add / rename / change / drop, the data conflicts of each change and which steps lose
+ * data. `storedObject` is the name the data lives under now (before any object rename),
+ * which is what DataFacts is asked about; `object` is the declared name steps target.
+ */
+export interface AttributeDiffInput {
+  sourceId: string;
+  object: string;
+  storedObject: string;
+  declared: Record<string, AttributeDecl>;
+  stored: StoredAttribute[];
+  /** Attribute names the source declared on this object at its last push. */
+  previouslyDeclared: ReadonlySet<string>;
+  facts: DataFacts;
+}
+
+export interface AttributeDiff {
+  renames: Step[];
+  adds: Step[];
+  changes: Step[];
+  drops: Step[];
+  conflicts: Conflict[];
+}
+
+export function specOf(name: string, decl: AttributeDecl): AttributeSpec {
+  const { renamedFrom: _r, ...rest } = decl;
+  return compact({ ...rest, name } as AttributeSpec);
+}
+
+export function storedSpec(a: StoredAttribute): AttributeSpec {
+  const { id: _i, protected: _p, system: _s, owner: _o, createdAt: _c, updatedAt: _u, ...spec } = a;
+  return compact(spec as AttributeSpec);
+}
+
+/** The source owns an attribute it declared before, or one the store says it owns. */
+function ownedBy(a: StoredAttribute, sourceId: string, previously: ReadonlySet<string>): boolean {
+  if (a.owner.kind === 'source') return a.owner.id === sourceId;
+  return a.owner.kind !== 'runtime' && previously.has(a.name);
+}
+
+export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
+  const { object, storedObject, declared, facts, sourceId } = input;
+  const out: AttributeDiff = { renames: [], adds: [], changes: [], drops: [], conflicts: [] };
+  const byName = new Map(input.stored.map((a) => [a.name, a]));
+  const consumed = new Set<string>();
+  const records = () => facts.recordCount(storedObject);
+
+  for (const [name, decl] of Object.entries(declared)) {
+    const target = `${object}.${name}`;
+    const nameProblem = attributeNameProblem(name);
+    if (nameProblem) {
+      out.conflicts.push({ code: 'SCHEMA_INVALID_ATTRIBUTE_NAME', target, message: nameProblem.message });
+      continue;
+    }
+    const next = specOf(name, decl);
+    let current = byName.get(name);
+    let storedName = name;
+    // renamedFrom naming nothing stored is a no-op once the new name exists (re-push).
+    if (!current && decl.renamedFrom !== undefined && !(decl.renamedFrom in declared)) {
+      const old = byName.get(decl.renamedFrom);
+      if (old && !old.system) {
+        if (old.protected) {
+          out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target: `${object}.${old.name}`, rule: 'protected', ...msg.protectedEntity(`${object}.${old.name}`) });
+          continue;
+        }
+        current = old;
+        storedName = old.name;
+        out.renames.push({
+          action: 'rename_attribute', target, object, from: old.name, to: name,
+          destructive: false, label: 'change', reason: `renamed from ${old.name}; keeps its values`,
+        });
+      }
+    }
+    if (!current) {
+      out.adds.push({ action: 'add_attribute', target, object, spec: next, destructive: false, label: 'additive' });
+      const n = records();
+      if (next.required && next.default === undefined && n > 0) {
+        out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'required', count: n, sampleIds: [], ...msg.requiredOnNewAttribute(target, n) });
+      }
+      if (next.unique && next.default !== undefined && n > 1) {
+        out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'unique', count: n, sampleIds: [], ...msg.uniqueDefaultOnNewAttribute(target, n) });
+      }
+      continue;
+    }
+    consumed.add(storedName);
+    if (current.system || current.protected) {
+      const changes = attributeChanges(storedSpec(current), next);
+      if (changes.length > 0 || current.system) {
+        out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'protected', ...msg.protectedEntity(target) });
+      }
+      continue;
+    }
+    const from = storedSpec(current);
+    const adopt = current.owner.kind === 'runtime';
+    if (adopt && from.type !== next.type) {
+      out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'type_clash', ...msg.typeClash(target, from.type, next.type) });
+      continue;
+    }
+    const changes = attributeChanges(from, next);
+    if (changes.length === 0 && !adopt) continue;
+    const typeChanged = from.type !== next.type;
+    const step: Step = {
+      action: 'change_attribute', target, object, attribute: name, from, to: next, changes,
+      convert: typeChanged, destructive: false, label: 'change',
+      ...(adopt ? { adopt: true, reason: 'adopts the runtime attribute' } : {}),
+    };
+    if (typeChanged && isWidening(from.type, next.type)) step.label = 'widening';
+
+    if (!typeChanged && next.type === 'relation' && from.target !== next.target) {
+      const linked = facts.nonNullCount(storedObject, storedName);
+      if (linked > 0) {
+        out.conflicts.push({
+          code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'relation_target', count: linked, sampleIds: [],
+          ...msg.relationTargetChange(target, String(from.target), String(next.target), linked),
+        });
+      }
+    }
+    if (changes.some((c) => DATA_FIELDS.has(c.field))) {
+      for (const v of facts.violations(storedObject, storedName, next)) {
+        if (v.count === 0) continue;
+        const sampleIds = v.sampleIds.slice(0, SAMPLE_IDS);
+        if (v.rule === 'type') {
+          // a lossy conversion is a loss the user may allow, not a conflict (contract §3)
+          if (step.label !== 'widening') {
+            step.destructive = true;
+            step.label = 'destructive';
+            step.affected = v.count;
+            step.reason = msg.lossyConversionReason(from.type, next.type, v.count);
+          }
+          continue;
+        }
+        out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: v.rule, count: v.count, sampleIds, ...msg.violationMessage(v.rule, target, v.count, sampleIds) });
+      }
+    }
+    out.changes.push(step);
+  }
+
+  for (const a of input.stored) {
+    if (a.system || consumed.has(a.name) || a.name in declared) continue;
+    if (!ownedBy(a, sourceId, input.previouslyDeclared)) continue; // runtime attributes stay
+    const target = `${object}.${a.name}`;
+    if (a.protected) {
+      out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'protected', ...msg.protectedEntity(target) });
+      continue;
+    }
+    const n = facts.nonNullCount(storedObject, a.name);
+    out.drops.push({
+      action: 'drop_attribute', target, object, attribute: a.name,
+      destructive: n > 0, label: n > 0 ? 'destructive' : 'change',
+      reason: msg.dropAttributeReason(n), ...(n > 0 ? { affected: n } : {}),
+    });
+  }
+  return out;
+}

@@ -1,0 +1,73 @@
+import { ALL_ATTRIBUTE_FIELDS, DEFAULT_MAX_FILE_SIZE, type AttributeSpec } from '../model/attribute.js';
+import type { FieldChange } from './types.js';
+
+/**
+ * Field comparison shared by the attribute, object and view diffs. Absent and the
+ * field's default are the same thing (`required` absent = false; a document without
+ * maxFileSize has 25MB, contract.md §2), so a declaration planned against its own
+ * result gives zero steps whichever way the store echoes defaults.
+ */
+export function sameValue(a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b);
+}
+
+function canonical(v: unknown): string {
+  return JSON.stringify(sortKeys(v)) ?? 'undefined';
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) {
+      const x = (v as Record<string, unknown>)[k];
+      if (x !== undefined) out[k] = sortKeys(x);
+    }
+    return out;
+  }
+  return v;
+}
+
+/** Fields that are not part of the attribute's shape (identity and sync-only hints). */
+const IGNORED: ReadonlySet<string> = new Set(['name', 'renamedFrom']);
+
+function normalField(spec: AttributeSpec, field: keyof AttributeSpec): unknown {
+  const v = spec[field];
+  if ((field === 'required' || field === 'unique') && v === false) return undefined;
+  if (field === 'multiple' && v === false && spec.type === 'relation') return undefined;
+  if (field === 'maxFileSize' && spec.type === 'document' && v === DEFAULT_MAX_FILE_SIZE) return undefined;
+  if ((field === 'label' || field === 'description') && v === '') return undefined;
+  return v;
+}
+
+export function attributeChanges(from: AttributeSpec, to: AttributeSpec): FieldChange[] {
+  const changes: FieldChange[] = [];
+  for (const field of ALL_ATTRIBUTE_FIELDS) {
+    if (IGNORED.has(field)) continue;
+    const a = normalField(from, field);
+    const b = normalField(to, field);
+    if (!sameValue(a, b)) changes.push({ field, from: a, to: b });
+  }
+  return changes;
+}
+
+/** Fields whose change can make stored values invalid, so the data must be probed. */
+export const DATA_FIELDS: ReadonlySet<string> = new Set([
+  'type',
+  'required',
+  'unique',
+  'min',
+  'max',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'options',
+  'multiple',
+]);
+
+/** Pick only defined fields, so exactOptionalPropertyTypes holds for specs we build. */
+export function compact<T extends object>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as T;
+}

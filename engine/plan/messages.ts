@@ -1,0 +1,135 @@
+import type { ViolationRule } from './facts.js';
+
+/**
+ * The sentences and fixes of plan conflicts and steps (issue 4: "every refusal and
+ * conflict names the target, the count, up to five sample record ids, and the fix").
+ * Kept in one place so the CLI, the server log and the tests read the same words.
+ */
+
+function records(count: number): string {
+  return count === 1 ? '1 record' : `${count} records`;
+}
+
+function samples(ids: readonly string[]): string {
+  return ids.length > 0 ? ` (e.g. ${ids.join(', ')})` : '';
+}
+
+const RULE_TEXT: Record<ViolationRule, (target: string) => { what: string; fix: string }> = {
+  type: (t) => ({
+    what: `hold values the new type of ${t} cannot convert`,
+    fix: `convert or clear those values first, or allow the loss with --allow-destructive ${t}`,
+  }),
+  required: (t) => ({
+    what: `have no value for ${t}, which is now required`,
+    fix: `fill ${t} on those records, or give ${t} a default`,
+  }),
+  unique: (t) => ({
+    what: `share a value of ${t}, which is now unique`,
+    fix: `make the values of ${t} distinct first, or drop unique`,
+  }),
+  options: (t) => ({
+    what: `hold a value of ${t} that is no longer among its options`,
+    fix: `keep those options, or change the records to a remaining option first`,
+  }),
+  length: (t) => ({
+    what: `hold a value of ${t} outside the new minLength/maxLength`,
+    fix: `shorten those values first, or relax the length limit of ${t}`,
+  }),
+  range: (t) => ({
+    what: `hold a value of ${t} outside the new min/max`,
+    fix: `change those values first, or relax min/max of ${t}`,
+  }),
+  pattern: (t) => ({
+    what: `hold a value of ${t} that does not match the new pattern`,
+    fix: `fix those values first, or relax the pattern of ${t}`,
+  }),
+  multiple: (t) => ({
+    what: `hold several values in ${t}, which now takes one`,
+    fix: `keep one value per record first, or keep multiple: true on ${t}`,
+  }),
+};
+
+export function violationMessage(
+  rule: ViolationRule,
+  target: string,
+  count: number,
+  sampleIds: readonly string[],
+): { message: string; fix: string } {
+  const text = RULE_TEXT[rule](target);
+  return { message: `${records(count)}${samples(sampleIds)} ${text.what}.`, fix: text.fix };
+}
+
+export function requiredOnNewAttribute(target: string, count: number): { message: string; fix: string } {
+  return {
+    message: `${target} is new and required, but ${records(count)} already exist without a value for it.`,
+    fix: `give ${target} a default, or make it optional, fill it, then make it required`,
+  };
+}
+
+export function uniqueDefaultOnNewAttribute(target: string, count: number): { message: string; fix: string } {
+  return {
+    message: `${target} is new, unique and has a default, so the ${records(count)} already stored would share one value.`,
+    fix: `drop the default or unique of ${target}, add it optional, fill distinct values, then make it unique`,
+  };
+}
+
+export function ownedElsewhere(kind: 'object' | 'view', target: string, owner: string): { message: string; fix: string } {
+  return {
+    message: `The ${kind} ${target} already exists and is owned by ${owner}.`,
+    fix: `rename the ${kind} in your declaration, or remove it from ${owner} first`,
+  };
+}
+
+export function protectedEntity(target: string): { message: string; fix: string } {
+  return {
+    message: `${target} is system-protected and cannot be changed or dropped by a sync.`,
+    fix: `remove ${target} from your declaration (or restore it as stored)`,
+  };
+}
+
+export function typeClash(target: string, storedType: string, declaredType: string): { message: string; fix: string } {
+  return {
+    message: `${target} exists as a runtime ${storedType} attribute, but the declaration makes it ${declaredType}.`,
+    fix: `rename the declared attribute, or convert the runtime attribute to ${declaredType} (or declare it as ${storedType})`,
+  };
+}
+
+export function relationTargetChange(target: string, from: string, to: string, count: number): { message: string; fix: string } {
+  return {
+    message: `${target} links ${records(count)} to ${from}; changing its target to ${to} would leave them pointing at the wrong object.`,
+    fix: `clear ${target} on those records first, or add a new relation attribute for ${to}`,
+  };
+}
+
+export function referenced(object: string, by: readonly string[]): { message: string; fix: string } {
+  return {
+    message: `The object ${object} is dropped, but ${by.join(', ')} still ${by.length === 1 ? 'targets' : 'target'} it.`,
+    fix: `drop or retarget ${by.join(', ')} in the same declaration, or keep ${object}`,
+  };
+}
+
+export function dropObjectReason(object: string, count: number): string {
+  return count > 0 ? `no longer declared; deletes ${records(count)}` : 'no longer declared';
+}
+
+export function dropAttributeReason(count: number): string {
+  return count > 0 ? `no longer declared; deletes ${count} non-null value${count === 1 ? '' : 's'}` : 'no longer declared';
+}
+
+export function lossyConversionReason(from: string, to: string, count: number): string {
+  return `${from} → ${to} cannot convert ${count} stored value${count === 1 ? '' : 's'}; they become null`;
+}
+
+export function destructiveRefusal(targets: readonly string[]): { message: string; fix: string } {
+  return {
+    message: `The push would lose data in ${targets.join(', ')} and allowDestructive does not cover ${targets.length === 1 ? 'it' : 'them'}.`,
+    fix: `review the plan (dry run), then allow exactly these losses: --allow-destructive ${targets.join(',')}`,
+  };
+}
+
+export function staleVersion(ifMatch: number, current: number): { message: string; fix: string } {
+  return {
+    message: `The source changed since the plan was made (planned against version ${ifMatch}, now ${current}).`,
+    fix: 'plan again and review the new plan before syncing',
+  };
+}

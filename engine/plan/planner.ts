@@ -1,0 +1,249 @@
+import type { Declaration } from '../model/declaration.js';
+import type { StoredObject, StoredSource, StoredView } from '../model/stored.js';
+import { diffAttributes, specOf } from './attributes.js';
+import type { DataFacts } from './facts.js';
+import * as msg from './messages.js';
+import { nameConflict, objectChanges, ownershipConflict, ownsObject } from './objects.js';
+import type { Conflict, Plan, PlanSummary, Step, StepAction } from './types.js';
+import { diffViews } from './views.js';
+
+export interface PlanInput {
+  sourceId: string;
+  declaration: Declaration;
+  objects: StoredObject[];
+  views: StoredView[];
+  source: StoredSource | undefined;
+  facts: DataFacts;
+}
+
+/**
+ * The order steps apply in (issue 4): renames first so later steps use the new names;
+ * views that go away before what they show; objects created before attributes that
+ * relate to them; relation attributes dropped before the objects they target; views
+ * last, once every object and column they name exists.
+ */
+const PHASE: Record<StepAction, number> = {
+  rename_object: 0,
+  rename_attribute: 1,
+  drop_view: 2,
+  create_object: 3,
+  change_object: 4,
+  add_attribute: 5,
+  change_attribute: 6,
+  drop_attribute: 7,
+  drop_object: 8,
+  create_view: 9,
+  change_view: 10,
+};
+
+/**
+ * The pure planner: (declaration, stored schema, data facts) → plan. Synchronous, no
+ * I/O; every data question goes through `facts`. Deterministic: steps follow the
+ * declaration's order within each phase, then the store's order.
+ */
+export function planPush(input: PlanInput): Plan {
+  const { sourceId, declaration, facts } = input;
+  const steps: Step[] = [];
+  const conflicts: Conflict[] = [];
+  const stored = new Map(input.objects.map((o) => [o.name, o]));
+  const prev = input.source?.declaration;
+  /** stored name → declared name, for every stored object this declaration keeps. */
+  const kept = new Map<string, string>();
+  const creates: Step[] = [];
+
+  for (const [name, decl] of Object.entries(declaration.objects)) {
+    const bad = nameConflict(name);
+    if (bad) {
+      conflicts.push(bad);
+      continue;
+    }
+    let current = stored.get(name);
+    if (!current && decl.renamedFrom !== undefined && !(decl.renamedFrom in declaration.objects)) {
+      const old = stored.get(decl.renamedFrom);
+      if (old) {
+        const own = ownershipConflict(old, decl.renamedFrom, sourceId);
+        if (own) {
+          conflicts.push(own);
+          continue;
+        }
+        if (old.protected) {
+          conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target: old.name, rule: 'protected', ...msg.protectedEntity(old.name) });
+          continue;
+        }
+        current = old;
+        steps.push({
+          action: 'rename_object', target: name, from: old.name, to: name,
+          destructive: false, label: 'change', reason: `renamed from ${old.name}; keeps its records`,
+        });
+      }
+    }
+    if (!current) {
+      const attrs = diffAttributes({
+        sourceId, object: name, storedObject: name, declared: decl.attributes, stored: [],
+        previouslyDeclared: new Set(), facts: EMPTY_FACTS,
+      });
+      conflicts.push(...attrs.conflicts);
+      creates.push({ action: 'create_object', target: name, object: name, decl, destructive: false, label: 'additive' });
+      continue;
+    }
+    const own = ownershipConflict(current, name, sourceId);
+    if (own) {
+      conflicts.push(own);
+      continue;
+    }
+    kept.set(current.name, name);
+    if (current.protected) {
+      conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target: name, rule: 'protected', ...msg.protectedEntity(name) });
+      continue;
+    }
+    const changes = objectChanges(current, decl, sourceId);
+    if (changes.length > 0) {
+      const adopt = current.owner.kind === 'runtime';
+      steps.push({
+        action: 'change_object', target: name, object: name, changes, destructive: false, label: 'change',
+        ...(adopt ? { reason: 'adopts the runtime object; its undeclared attributes stay runtime' } : {}),
+      });
+    }
+    const diff = diffAttributes({
+      sourceId, object: name, storedObject: current.name, declared: decl.attributes,
+      stored: current.attributes,
+      previouslyDeclared: new Set(Object.keys(prev?.objects[current.name]?.attributes ?? {})),
+      facts,
+    });
+    steps.push(...diff.renames, ...diff.adds, ...diff.changes, ...diff.drops);
+    conflicts.push(...diff.conflicts);
+  }
+  steps.push(...orderCreates(creates));
+
+  // Objects the source owned and no longer declares.
+  const dropped = new Set<string>();
+  for (const o of input.objects) {
+    if (kept.has(o.name) || o.name in declaration.objects || !ownsObject(o, sourceId)) continue;
+    if (o.protected) {
+      conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target: o.name, rule: 'protected', ...msg.protectedEntity(o.name) });
+      continue;
+    }
+    const n = facts.recordCount(o.name);
+    dropped.add(o.name);
+    steps.push({
+      action: 'drop_object', target: o.name, object: o.name, destructive: n > 0,
+      label: n > 0 ? 'destructive' : 'change', reason: msg.dropObjectReason(o.name, n), ...(n > 0 ? { affected: n } : {}),
+    });
+  }
+  conflicts.push(...referenceConflicts(sourceId, dropped, input.objects, declaration, kept));
+
+  const views = diffViews(
+    sourceId, declaration.views, input.views, new Set(Object.keys(prev?.views ?? {})),
+  );
+  steps.push(...views.drops, ...views.creates, ...views.changes);
+  conflicts.push(...views.conflicts);
+
+  const ordered = steps
+    .map((s, i) => ({ s, i }))
+    .sort((a, b) => PHASE[a.s.action] - PHASE[b.s.action] || a.i - b.i)
+    .map((x) => x.s);
+  ordered.splice(0, ordered.length, ...orderDrops(ordered, input.objects));
+  return { source: sourceId, baseVersion: input.source?.version ?? 0, steps: ordered, conflicts, summary: summarize(ordered, conflicts) };
+}
+
+/** A facts stand-in for objects that do not exist yet: no records, no values. */
+const EMPTY_FACTS: DataFacts = { recordCount: () => 0, nonNullCount: () => 0, violations: () => [] };
+
+/** Relation attributes that still target a dropped object after this push. */
+function referenceConflicts(
+  sourceId: string,
+  dropped: ReadonlySet<string>,
+  objects: StoredObject[],
+  declaration: Declaration,
+  kept: ReadonlyMap<string, string>,
+): Conflict[] {
+  if (dropped.size === 0) return [];
+  const by = new Map<string, string[]>();
+  const note = (target: string | undefined, who: string) => {
+    if (target === undefined || !dropped.has(target)) return;
+    by.set(target, [...(by.get(target) ?? []), who]);
+  };
+  for (const [name, decl] of Object.entries(declaration.objects)) {
+    for (const [a, spec] of Object.entries(decl.attributes)) if (spec.type === 'relation') note(spec.target, `${name}.${a}`);
+  }
+  for (const o of objects) {
+    if (dropped.has(o.name)) continue;
+    const declaredName = kept.get(o.name);
+    for (const a of o.attributes) {
+      if (a.type !== 'relation') continue;
+      // declared attributes were counted above; the source's own undeclared ones are
+      // dropped by this push; runtime ones on kept objects and other owners' stay
+      if (declaredName !== undefined && (a.owner.kind === 'source' && a.owner.id === sourceId)) continue;
+      if (declaredName !== undefined && a.name in (declaration.objects[declaredName]?.attributes ?? {})) continue;
+      if (declaredName === undefined && o.name in declaration.objects) continue;
+      note(a.target, `${declaredName ?? o.name}.${a.name}`);
+    }
+  }
+  return [...by].map(([object, who]) => ({
+    code: 'SCHEMA_OBJECT_REFERENCED' as const, target: object, rule: 'referenced' as const, ...msg.referenced(object, who),
+  }));
+}
+
+/** New objects: relation targets first where the graph allows (cycles keep declaration order). */
+function orderCreates(creates: Step[]): Step[] {
+  const names = new Set(creates.map((s) => s.target));
+  const done = new Set<string>();
+  const out: Step[] = [];
+  const visiting = new Set<string>();
+  const byName = new Map(creates.map((s) => [s.target, s]));
+  const visit = (s: Step) => {
+    if (done.has(s.target) || visiting.has(s.target) || s.action !== 'create_object') return;
+    visiting.add(s.target);
+    for (const spec of Object.values(s.decl.attributes)) {
+      if (spec.type === 'relation' && spec.target !== undefined && names.has(spec.target)) {
+        const t = byName.get(spec.target);
+        if (t) visit(t);
+      }
+    }
+    visiting.delete(s.target);
+    done.add(s.target);
+    out.push(s);
+  };
+  for (const s of creates) visit(s);
+  return out;
+}
+
+/** Dropped objects: those that relate to other dropped objects go before their targets. */
+function orderDrops(steps: Step[], objects: StoredObject[]): Step[] {
+  const drops = steps.filter((s) => s.action === 'drop_object');
+  if (drops.length < 2) return steps;
+  const names = new Set(drops.map((d) => d.target));
+  const targets = new Map(objects.map((o) => [o.name, o.attributes.filter((a) => a.type === 'relation').map((a) => a.target ?? '')]));
+  const done = new Set<string>();
+  const out: Step[] = [];
+  const visiting = new Set<string>();
+  const byName = new Map(drops.map((d) => [d.target, d]));
+  // post-order over "is targeted by": an object is dropped after everything dropped that targets it
+  const referrers = (name: string) => drops.filter((d) => d.target !== name && (targets.get(d.target) ?? []).includes(name));
+  const visit = (d: Step) => {
+    if (done.has(d.target) || visiting.has(d.target)) return;
+    visiting.add(d.target);
+    for (const r of referrers(d.target)) if (names.has(r.target)) visit(r);
+    visiting.delete(d.target);
+    done.add(d.target);
+    out.push(d);
+  };
+  for (const d of drops) visit(byName.get(d.target) ?? d);
+  const first = steps.findIndex((s) => s.action === 'drop_object');
+  const rest: Step[] = steps.filter((s) => s.action !== 'drop_object');
+  rest.splice(first, 0, ...out);
+  return rest;
+}
+
+function summarize(steps: Step[], conflicts: Conflict[]): PlanSummary {
+  const s: PlanSummary = { create: 0, change: 0, drop: 0, destructive: 0, conflicts: conflicts.length };
+  for (const step of steps) {
+    if (step.action === 'create_object' || step.action === 'add_attribute' || step.action === 'create_view') s.create++;
+    else if (step.action === 'drop_object' || step.action === 'drop_attribute' || step.action === 'drop_view') s.drop++;
+    else s.change++;
+    if (step.destructive) s.destructive++;
+  }
+  return s;
+}
+
+export { specOf };

@@ -1,0 +1,61 @@
+import type { ViewDecl } from '../model/declaration.js';
+import type { StoredView } from '../model/stored.js';
+import { compact, sameValue } from './compare.js';
+import * as msg from './messages.js';
+import type { Conflict, FieldChange, Step } from './types.js';
+
+/**
+ * Views (contract.md §3: a view pushed by a source is owned by it; one owned by another
+ * source → SCHEMA_DUPLICATE). A runtime view of the same name is adopted, like runtime
+ * objects. Views never hold data, so no view step is destructive.
+ */
+const VIEW_FIELDS = ['object', 'label', 'description', 'filter', 'sort', 'columns'] as const;
+
+export function viewDecl(v: StoredView): ViewDecl {
+  const { name: _n, owner: _o, ...rest } = v;
+  return compact(rest as ViewDecl);
+}
+
+export function diffViews(
+  sourceId: string,
+  declared: Record<string, ViewDecl>,
+  stored: StoredView[],
+  previouslyDeclared: ReadonlySet<string>,
+): { creates: Step[]; changes: Step[]; drops: Step[]; conflicts: Conflict[] } {
+  const out = { creates: [] as Step[], changes: [] as Step[], drops: [] as Step[], conflicts: [] as Conflict[] };
+  const byName = new Map(stored.map((v) => [v.name, v]));
+  for (const [name, decl] of Object.entries(declared)) {
+    const target = `view:${name}`;
+    const cur = byName.get(name);
+    const to = compact({ ...decl });
+    if (!cur) {
+      out.creates.push({ action: 'create_view', target, view: name, decl: to, destructive: false, label: 'additive' });
+      continue;
+    }
+    const owner = cur.owner;
+    if (owner.kind !== 'runtime' && !(owner.kind === 'source' && owner.id === sourceId)) {
+      const who = owner.kind === 'source' ? `source ${owner.id ?? ''}`.trim() : owner.kind;
+      out.conflicts.push({ code: 'SCHEMA_DUPLICATE', target, rule: 'ownership', ...msg.ownedElsewhere('view', target, who) });
+      continue;
+    }
+    const from = viewDecl(cur);
+    // after an object rename the stored view still names the old object: an `object` change
+    const changes: FieldChange[] = [];
+    for (const f of VIEW_FIELDS) {
+      if (!sameValue(from[f], to[f])) changes.push({ field: f, from: from[f], to: to[f] });
+    }
+    const adopt = owner.kind === 'runtime';
+    if (changes.length === 0 && !adopt) continue;
+    out.changes.push({
+      action: 'change_view', target, view: name, from, to, changes, destructive: false, label: 'change',
+      ...(adopt ? { reason: 'adopts the runtime view' } : {}),
+    });
+  }
+  for (const v of stored) {
+    if (v.name in declared) continue;
+    const owned = v.owner.kind === 'source' ? v.owner.id === sourceId : v.owner.kind !== 'runtime' && previouslyDeclared.has(v.name);
+    if (!owned) continue;
+    out.drops.push({ action: 'drop_view', target: `view:${v.name}`, view: v.name, destructive: false, label: 'change', reason: 'no longer declared' });
+  }
+  return out;
+}
