@@ -1,0 +1,42 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { declarationJsonSchema, projectJsonSchema } from './json-schema.js';
+import type { JsonSchema } from '../model/types/type-def.js';
+
+/**
+ * The JSON Schemas compiled once, on first use (the CLI must start fast: nothing is
+ * compiled at import time). allErrors: a run reports every problem, not the first.
+ */
+let compiled: { declaration: ValidateFunction; project: ValidateFunction; attribute: ValidateFunction; attributePatch: ValidateFunction } | undefined;
+
+function attributeInputSchema(partial: boolean): JsonSchema {
+  const decl = declarationJsonSchema();
+  const definitions = decl['definitions'] as Record<string, JsonSchema>;
+  const attribute = structuredClone(definitions['attribute']!) as Record<string, unknown>;
+  // AddAttributeInput carries its own name; the key of a YAML mapping does not.
+  (attribute['properties'] as Record<string, unknown>)['name'] = { type: 'string' };
+  for (const branch of attribute['allOf'] as { then: { propertyNames: { enum: string[] }; required?: string[] } }[]) {
+    branch.then.propertyNames.enum.push('name');
+    if (partial) delete branch.then.required;
+  }
+  if (partial) delete attribute['required'];
+  return attribute;
+}
+
+function compile(): NonNullable<typeof compiled> {
+  const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true });
+  return {
+    declaration: ajv.compile(declarationJsonSchema()),
+    project: ajv.compile(projectJsonSchema()),
+    attribute: ajv.compile(attributeInputSchema(false)),
+    attributePatch: ajv.compile(attributeInputSchema(true)),
+  };
+}
+
+export type SchemaName = 'declaration' | 'project' | 'attribute' | 'attributePatch';
+
+/** Run one compiled schema: the raw ajv errors (translated by ajv-messages.ts), none when valid. */
+export function runSchema(name: SchemaName, data: unknown): ErrorObject[] {
+  compiled ??= compile();
+  const validate = compiled[name];
+  return validate(data) ? [] : (validate.errors ?? []);
+}

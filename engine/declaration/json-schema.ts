@@ -1,0 +1,153 @@
+import { ATTRIBUTE_TYPES, COMMON_ATTRIBUTE_FIELDS } from '../model/attribute.js';
+import { FILTER_OPS } from '../model/filter.js';
+import { NAME_PATTERN_SOURCE } from '../model/names.js';
+import { TYPES } from '../model/types/registry.js';
+import type { JsonSchema } from '../model/types/type-def.js';
+
+/**
+ * The JSON Schema of declaration files and of schemasync.yaml (issue 2: one JSON Schema is
+ * the single definition of the format; editors use it through yaml-language-server).
+ * Built from the attribute-type registry so a new type or field appears here by itself;
+ * `npm run schema:write` writes it to schemas/*.schema.json and a test guards the drift.
+ */
+export const DECLARATION_SCHEMA_ID = 'https://schemasync.dev/schemas/declaration.schema.json';
+export const PROJECT_SCHEMA_ID = 'https://schemasync.dev/schemas/project.schema.json';
+export const SOURCE_ID_PATTERN_SOURCE = '^[a-z][a-z0-9_-]{0,62}$';
+
+const COMMON_FIELDS: Record<string, JsonSchema> = {
+  type: { enum: [...ATTRIBUTE_TYPES], description: 'The attribute type.' },
+  label: { type: 'string', description: 'Human-readable name.' },
+  description: { type: 'string' },
+  required: { type: 'boolean', description: 'Every record must have a value.' },
+  unique: { type: 'boolean', description: 'No two records may share a value.' },
+  default: { description: 'Value given to new records that omit it; must pass the attribute\u2019s own rules.' },
+  renamedFrom: {
+    type: 'string',
+    description: 'The previous name: sync renames in place and keeps the data.',
+  },
+};
+
+/** Fields each type allows: the common ones plus the type's own (registry `fields`). */
+export function fieldsOfType(type: (typeof ATTRIBUTE_TYPES)[number]): string[] {
+  return [...COMMON_ATTRIBUTE_FIELDS.filter((f) => f !== 'name'), ...Object.keys(TYPES[type].fields)];
+}
+
+/** Every declarable attribute field with its schema (a union over the types). */
+function allAttributeFields(): Record<string, JsonSchema> {
+  const fields: Record<string, JsonSchema> = { ...COMMON_FIELDS };
+  for (const t of ATTRIBUTE_TYPES) {
+    for (const [name, schema] of Object.entries(TYPES[t].fields)) fields[name] ??= schema;
+  }
+  return fields;
+}
+
+function attributeSchema(): JsonSchema {
+  return {
+    type: 'object',
+    required: ['type'],
+    properties: allAttributeFields(),
+    additionalProperties: false,
+    // One if/then per type: editors complete the type's own fields, and a field of
+    // another type (options on a text) is refused with the type named.
+    allOf: ATTRIBUTE_TYPES.map((t) => ({
+      if: { properties: { type: { const: t } }, required: ['type'] },
+      then: {
+        properties: { ...COMMON_FIELDS, ...TYPES[t].fields },
+        propertyNames: { enum: fieldsOfType(t) },
+        ...(TYPES[t].requiredFields?.length ? { required: [...TYPES[t].requiredFields!] } : {}),
+      },
+    })),
+  };
+}
+
+export function declarationJsonSchema(): JsonSchema {
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    $id: DECLARATION_SCHEMA_ID,
+    title: 'schemasync declaration file',
+    description: 'Objects, attributes and views of a schemasync source (contract.md \u00a72).',
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      objects: {
+        type: 'object',
+        description: 'Objects keyed by name.',
+        propertyNames: { pattern: NAME_PATTERN_SOURCE },
+        additionalProperties: { $ref: '#/definitions/object' },
+      },
+      views: {
+        type: 'object',
+        description: 'Saved views keyed by name.',
+        propertyNames: { pattern: NAME_PATTERN_SOURCE },
+        additionalProperties: { $ref: '#/definitions/view' },
+      },
+    },
+    definitions: {
+      object: {
+        type: 'object',
+        required: ['attributes'],
+        additionalProperties: false,
+        properties: {
+          label: { type: 'string' },
+          description: { type: 'string' },
+          renamedFrom: { type: 'string', description: 'The previous object name: sync renames in place and keeps the records.' },
+          attributes: {
+            type: 'object',
+            description: 'Attributes keyed by name.',
+            propertyNames: { pattern: NAME_PATTERN_SOURCE },
+            additionalProperties: { $ref: '#/definitions/attribute' },
+          },
+        },
+      },
+      attribute: attributeSchema(),
+      view: {
+        type: 'object',
+        required: ['object'],
+        additionalProperties: false,
+        properties: {
+          object: { type: 'string', description: 'The object this view lists.' },
+          label: { type: 'string' },
+          description: { type: 'string' },
+          filter: { type: 'object', description: `Conditions: { attr: value } or { attr: { op: value } }; ops ${FILTER_OPS.join(', ')}; and, or, not.` },
+          sort: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['attribute'],
+              additionalProperties: false,
+              properties: { attribute: { type: 'string' }, direction: { enum: ['asc', 'desc'] } },
+            },
+          },
+          columns: { type: 'array', uniqueItems: true, items: { type: 'string' } },
+        },
+      },
+    },
+  };
+}
+
+export function projectJsonSchema(): JsonSchema {
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    $id: PROJECT_SCHEMA_ID,
+    title: 'schemasync.yaml',
+    description: 'The schemasync project file (contract.md \u00a72).',
+    type: 'object',
+    required: ['source'],
+    additionalProperties: false,
+    properties: {
+      source: {
+        type: 'string',
+        pattern: SOURCE_ID_PATTERN_SOURCE,
+        description: 'Schema source id: the declaration is pushed to PUT /v1/schema/sources/<source>.',
+      },
+      schema: {
+        anyOf: [
+          { type: 'string', minLength: 1 },
+          { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+        ],
+        description: 'A folder (every *.yaml/*.yml below it) or a list of globs, relative to this file. Default: schema',
+      },
+      baseUrl: { type: 'string', pattern: '^https?://', description: 'Default instance, e.g. http://127.0.0.1:4400/v1' },
+    },
+  };
+}

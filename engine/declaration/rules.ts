@@ -1,0 +1,278 @@
+import type { AttributeSpec } from '../model/attribute.js';
+import { SYSTEM_FILTER_FIELDS, FILTER_OPS, checkFilter, checkSort } from '../model/filter.js';
+import { attributeNameProblem, isValidName, objectNameProblem } from '../model/names.js';
+import { parseSize } from '../model/sizes.js';
+import { isAttributeType, parseValue, typeDef } from '../model/types/registry.js';
+import { describePath, isPlainObject, type Diagnostic, type Path } from './diagnostic.js';
+import { closest, suggestName } from './suggest.js';
+
+/**
+ * The rules a JSON Schema cannot say (issue 2 "Semantic rules beyond the JSON Schema"),
+ * each with the spec's code where one exists. They run on whatever is structurally
+ * usable, after the schema, so one run reports everything; `skip` holds the paths the
+ * schema already reported so nothing is said twice.
+ */
+export interface RuleContext {
+  out: Diagnostic[];
+  skip: Set<string>;
+  /** Prepended when describing (validateAttributeInput uses ['attribute', name]). */
+  describeAs?: Path;
+}
+
+const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+const key = (path: Path): string => JSON.stringify(path);
+
+function add(ctx: RuleContext, d: Diagnostic): void {
+  if (ctx.skip.has(key(d.path))) return;
+  ctx.out.push(d);
+}
+
+function subject(ctx: RuleContext, path: Path): string {
+  return capital(describePath([...(ctx.describeAs ?? []), ...path]));
+}
+
+export function checkDeclarationRules(raw: Record<string, unknown>, ctx: RuleContext): void {
+  const objects = isPlainObject(raw['objects']) ? raw['objects'] : {};
+  const views = isPlainObject(raw['views']) ? raw['views'] : {};
+  const objectNames = new Set(Object.keys(objects));
+
+  for (const [name, obj] of Object.entries(objects)) {
+    const path = ['objects', name];
+    const problem = objectNameProblem(name);
+    if (problem) {
+      const suggestion = problem.code === 'SCHEMA_INVALID_OBJECT_NAME' ? suggestName(name) : undefined;
+      add(ctx, { severity: 'error', code: problem.code, message: problem.message, path, on: 'key', ...(suggestion ? { suggestion } : {}) });
+    }
+    if (!isPlainObject(obj)) continue;
+    const renamedFrom = obj['renamedFrom'];
+    if (typeof renamedFrom === 'string') {
+      const p = [...path, 'renamedFrom'];
+      const bad = objectNameProblem(renamedFrom);
+      if (bad) add(ctx, { severity: 'error', code: bad.code, message: `${subject(ctx, path)}: renamedFrom: ${bad.message}`, path: p });
+      else if (renamedFrom === name || objectNames.has(renamedFrom)) {
+        add(ctx, {
+          severity: 'error',
+          code: 'SCHEMA_VALIDATION_FAILED',
+          message: `${subject(ctx, path)} is renamed from "${renamedFrom}", which is still declared`,
+          path: p,
+          fix: `Remove the object "${renamedFrom}" or the renamedFrom.`,
+        });
+      }
+    }
+    const attributes = isPlainObject(obj['attributes']) ? obj['attributes'] : {};
+    checkAttributes(attributes, [...path, 'attributes'], ctx, objectNames);
+  }
+
+  for (const [name, view] of Object.entries(views)) {
+    const path = ['views', name];
+    if (!isValidName(name)) {
+      const suggestion = suggestName(name);
+      add(ctx, {
+        severity: 'error',
+        code: 'SCHEMA_VALIDATION_FAILED',
+        message: `View name ${JSON.stringify(name)} is malformed: use lowercase letters, digits and underscores, starting with a letter, at most 63 characters.`,
+        path,
+        on: 'key',
+        ...(suggestion ? { suggestion } : {}),
+      });
+    }
+    if (isPlainObject(view)) checkView(view, path, ctx, objects);
+  }
+}
+
+/** The attributes of one object (or the one attribute of an AddAttributeInput). */
+export function checkAttributes(
+  attributes: Record<string, unknown>,
+  base: Path,
+  ctx: RuleContext,
+  objectNames: ReadonlySet<string> | undefined,
+): void {
+  const names = new Set(Object.keys(attributes));
+  const renamedFrom = new Map<string, string>();
+  for (const [name, attr] of Object.entries(attributes)) {
+    const path = [...base, name];
+    const problem = attributeNameProblem(name);
+    if (problem) {
+      const suggestion = isValidName(name) ? undefined : suggestName(name);
+      add(ctx, { severity: 'error', code: problem.code, message: problem.message, path, on: 'key', ...(suggestion ? { suggestion } : {}) });
+    }
+    if (!isPlainObject(attr)) continue;
+    const from = attr['renamedFrom'];
+    if (typeof from === 'string') {
+      const p = [...path, 'renamedFrom'];
+      const bad = attributeNameProblem(from);
+      if (bad) add(ctx, { severity: 'error', code: bad.code, message: `${subject(ctx, path)}: renamedFrom: ${bad.message}`, path: p });
+      else if (from === name || names.has(from)) {
+        add(ctx, {
+          severity: 'error',
+          code: 'SCHEMA_VALIDATION_FAILED',
+          message: `${subject(ctx, path)} is renamed from "${from}", which is still declared`,
+          path: p,
+          fix: `Remove the attribute "${from}" or the renamedFrom.`,
+        });
+      } else if (renamedFrom.has(from)) {
+        add(ctx, {
+          severity: 'error',
+          code: 'SCHEMA_VALIDATION_FAILED',
+          message: `${subject(ctx, path)} and attribute "${renamedFrom.get(from)}" are both renamed from "${from}"`,
+          path: p,
+        });
+      } else renamedFrom.set(from, name);
+    }
+    checkAttribute(attr, path, ctx, objectNames);
+  }
+}
+
+function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleContext, objectNames: ReadonlySet<string> | undefined): void {
+  const type = attr['type'];
+  if (!isAttributeType(type)) return; // the schema reported it, with the near miss
+  const def = typeDef(type);
+  const who = subject(ctx, path);
+  const num = (k: string): number | undefined => (typeof attr[k] === 'number' ? (attr[k] as number) : undefined);
+
+  if (attr['unique'] === true && !def.uniqueAllowed) {
+    add(ctx, {
+      severity: 'error',
+      code: 'SCHEMA_VALIDATION_FAILED',
+      message: `${who}: "unique" is not available for ${type} attributes`,
+      path: [...path, 'unique'],
+      on: 'key',
+    });
+  }
+  const [min, max] = [num('min'), num('max')];
+  if (min !== undefined && max !== undefined && min > max) {
+    add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who}: "min" (${min}) is greater than "max" (${max})`, path: [...path, 'max'] });
+  }
+  if (type === 'integer') {
+    for (const k of ['min', 'max']) {
+      const v = num(k);
+      if (v !== undefined && !Number.isInteger(v)) {
+        add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who}: "${k}" of an integer attribute must be a whole number (got ${v})`, path: [...path, k] });
+      }
+    }
+  }
+  const [minLength, maxLength] = [num('minLength'), num('maxLength')];
+  if (minLength !== undefined && maxLength !== undefined && minLength > maxLength) {
+    add(ctx, {
+      severity: 'error',
+      code: 'SCHEMA_VALIDATION_FAILED',
+      message: `${who}: "minLength" (${minLength}) is greater than "maxLength" (${maxLength})`,
+      path: [...path, 'maxLength'],
+    });
+  }
+  const pattern = attr['pattern'];
+  if (typeof pattern === 'string') {
+    try {
+      new RegExp(pattern, 'u');
+    } catch (err) {
+      add(ctx, {
+        severity: 'error',
+        code: 'SCHEMA_VALIDATION_FAILED',
+        message: `${who}: "pattern" is not a valid regular expression (${(err as Error).message.replace(/^Invalid regular expression: /, '')})`,
+        path: [...path, 'pattern'],
+      });
+    }
+  }
+  let maxFileSize: number | undefined;
+  if (attr['maxFileSize'] !== undefined) {
+    const bytes = parseSize(attr['maxFileSize']);
+    if (bytes === null) {
+      add(ctx, {
+        severity: 'error',
+        code: 'SCHEMA_VALIDATION_FAILED',
+        message: `${who}: "maxFileSize" must be a number of bytes or a size such as 512KB, 10MB or 1GB (got ${JSON.stringify(attr['maxFileSize'])})`,
+        path: [...path, 'maxFileSize'],
+      });
+    } else maxFileSize = bytes;
+  }
+  const target = attr['target'];
+  if (type === 'relation' && typeof target === 'string') {
+    const p = [...path, 'target'];
+    const bad = objectNameProblem(target);
+    if (bad && bad.code === 'SCHEMA_INVALID_OBJECT_NAME') {
+      add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who}: target "${target}" is not a valid object name`, path: p });
+    } else if (objectNames && !objectNames.has(target)) {
+      const suggestion = closest(target, objectNames);
+      add(ctx, {
+        severity: 'warning',
+        message: `${who} points to object "${target}", which these files do not declare: it must exist on the instance (plan checks it)`,
+        path: p,
+        ...(suggestion ? { suggestion } : {}),
+      });
+    }
+  }
+  if (attr['default'] !== undefined && attr['default'] !== null) {
+    const p = [...path, 'default'];
+    if (type === 'relation' || type === 'document') {
+      add(ctx, {
+        severity: 'error',
+        code: 'SCHEMA_VALIDATION_FAILED',
+        message: `${who}: a ${type} attribute cannot have a default (record and document ids are not known in a declaration)`,
+        path: p,
+      });
+    } else if (!ctx.skip.has(key([...path, 'options'])) && !ctx.skip.has(key([...path, 'pattern']))) {
+      // The one value validator (registry parseValue) decides, so a default fits exactly
+      // what a record write would accept.
+      const spec = { ...attr, name: String(path[path.length - 1]), required: false } as unknown as AttributeSpec;
+      if (maxFileSize !== undefined) spec.maxFileSize = maxFileSize;
+      const parsed = parseValue(spec, attr['default']);
+      if (!parsed.ok) {
+        add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who}: default ${JSON.stringify(attr['default'])} ${parsed.message}`, path: p });
+      }
+    }
+  }
+}
+
+function checkView(view: Record<string, unknown>, path: Path, ctx: RuleContext, objects: Record<string, unknown>): void {
+  const objectName = view['object'];
+  if (typeof objectName !== 'string') return;
+  const who = subject(ctx, path);
+  const obj = objects[objectName];
+  if (!isPlainObject(obj)) {
+    const suggestion = closest(objectName, Object.keys(objects));
+    add(ctx, {
+      severity: 'error',
+      code: 'SCHEMA_VALIDATION_FAILED',
+      message: `${who} lists object "${objectName}", which is not declared`,
+      path: [...path, 'object'],
+      ...(suggestion ? { suggestion } : {}),
+    });
+    return;
+  }
+  const declared = isPlainObject(obj['attributes']) ? Object.keys(obj['attributes']) : [];
+  const known = new Set<string>([...declared, ...SYSTEM_FILTER_FIELDS]);
+  const isKnown = (n: string): boolean => known.has(n);
+  const unknownAttribute = (p: Path, message: string): Diagnostic => {
+    const m = /^unknown attribute "(.*)"$/.exec(message);
+    const op = /^unknown operator "(.*)"/.exec(message);
+    const suggestion = m ? closest(m[1]!, known) : op ? closest(op[1]!, FILTER_OPS) : undefined;
+    return {
+      severity: 'error',
+      code: 'SCHEMA_VALIDATION_FAILED',
+      message: m ? `${who}: object "${objectName}" has no attribute "${m[1]}"` : `${who}: ${p.slice(2).join('.')} ${message}`,
+      path: p,
+      ...(m || op ? { on: 'key' as const } : {}),
+      ...(suggestion ? { suggestion } : {}),
+    };
+  };
+  const columns = view['columns'];
+  if (Array.isArray(columns)) {
+    columns.forEach((c, i) => {
+      if (typeof c === 'string' && !isKnown(c)) {
+        const d = unknownAttribute([...path, 'columns', i], `unknown attribute "${c}"`);
+        delete d.on;
+        add(ctx, d);
+      }
+    });
+  }
+  if (view['filter'] !== undefined) {
+    for (const e of checkFilter(view['filter'], isKnown, [...path, 'filter'])) add(ctx, unknownAttribute(e.path, e.message));
+  }
+  if (view['sort'] !== undefined) {
+    for (const e of checkSort(view['sort'], isKnown, [...path, 'sort'])) {
+      const d = unknownAttribute(e.path, e.message);
+      delete d.on;
+      add(ctx, d);
+    }
+  }
+}

@@ -1,0 +1,91 @@
+import type { AttributeSpec } from '../model/attribute.js';
+import type { Declaration, ObjectDecl } from '../model/declaration.js';
+import { objectNameProblem } from '../model/names.js';
+import { parseSize } from '../model/sizes.js';
+import { runSchema } from './ajv.js';
+import { translateAjvErrors } from './ajv-messages.js';
+import { hasErrors, isPlainObject, type Diagnostic, type ValidationResult } from './diagnostic.js';
+import { checkAttributes, checkDeclarationRules, type RuleContext } from './rules.js';
+import { suggestName } from './suggest.js';
+
+export type { Diagnostic, ValidationResult } from './diagnostic.js';
+
+/**
+ * Validate a declaration (the merged YAML, or the body of PUT /schema/sources/:id): the
+ * JSON Schema first, then the semantic rules, all problems at once. Pure: no files, no
+ * positions (load.ts maps paths to file:line:column). `value` is present only when there
+ * are no errors, with every maxFileSize in bytes.
+ */
+export function validateDeclaration(raw: unknown): ValidationResult<Declaration> {
+  if (!isPlainObject(raw)) {
+    return {
+      diagnostics: [{ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: 'A declaration must be a mapping with "objects" and "views"', path: [] }],
+    };
+  }
+  const diagnostics = translateAjvErrors(runSchema('declaration', raw), raw, { root: 'declaration' });
+  const ctx: RuleContext = { out: diagnostics, skip: new Set(diagnostics.map((d) => JSON.stringify(d.path))) };
+  checkDeclarationRules(raw, ctx);
+  if (hasErrors(diagnostics)) return { diagnostics };
+  return { value: normalise(raw), diagnostics };
+}
+
+/** A copy sharing every untouched node; only attributes with a maxFileSize are rebuilt. */
+function normalise(raw: Record<string, unknown>): Declaration {
+  const objects: Record<string, ObjectDecl> = {};
+  for (const [name, obj] of Object.entries((raw['objects'] ?? {}) as Record<string, ObjectDecl>)) {
+    let attributes = obj.attributes;
+    for (const [attrName, attr] of Object.entries(obj.attributes)) {
+      if (attr.maxFileSize !== undefined && typeof attr.maxFileSize !== 'number') {
+        if (attributes === obj.attributes) attributes = { ...obj.attributes };
+        attributes[attrName] = { ...attr, maxFileSize: parseSize(attr.maxFileSize)! };
+      }
+    }
+    objects[name] = attributes === obj.attributes ? obj : { ...obj, attributes };
+  }
+  return { objects, views: (raw['views'] ?? {}) as Declaration['views'] };
+}
+
+/**
+ * One AddAttributeInput (POST /schema/objects/:id/attributes), or with `partial` the body
+ * of PUT …/attributes/:id (every field optional). Paths are relative to the body
+ * (`["maxLength"]`). Relation targets are not checked here: the route knows the objects.
+ */
+export function validateAttributeInput(
+  name: string,
+  raw: unknown,
+  options: { partial?: boolean } = {},
+): ValidationResult<AttributeSpec | Partial<AttributeSpec>> {
+  const describeAs = ['attribute', name];
+  if (!isPlainObject(raw)) {
+    return { diagnostics: [{ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `Attribute "${name}" must be a mapping of its fields`, path: [] }] };
+  }
+  const diagnostics = translateAjvErrors(runSchema(options.partial ? 'attributePatch' : 'attribute', raw), raw, { root: 'attribute', describeAs });
+  // The rules walk a mapping of attributes; this one sits under its own name.
+  const wrapped: RuleContext = { out: [], skip: new Set(diagnostics.map((d) => JSON.stringify([name, ...d.path]))), describeAs: ['attribute'] };
+  const { name: _ignored, ...fields } = raw;
+  checkAttributes({ [name]: fields }, [], wrapped, undefined);
+  for (const d of wrapped.out) diagnostics.push({ ...d, path: d.path.slice(1) });
+  if (typeof raw['name'] === 'string' && raw['name'] !== name && !options.partial) {
+    diagnostics.push(...validateAttributeInputName(raw['name']));
+  }
+  if (hasErrors(diagnostics)) return { diagnostics };
+  const value: Record<string, unknown> = { ...raw };
+  if (!options.partial) value['name'] = typeof raw['name'] === 'string' ? raw['name'] : name;
+  if (value['maxFileSize'] !== undefined) value['maxFileSize'] = parseSize(value['maxFileSize']);
+  return { value: value as unknown as AttributeSpec, diagnostics };
+}
+
+function validateAttributeInputName(name: string): Diagnostic[] {
+  const result: Diagnostic[] = [];
+  const wrapped: RuleContext = { out: result, skip: new Set() };
+  checkAttributes({ [name]: {} }, [], wrapped, undefined);
+  return result.map((d) => ({ ...d, path: ['name'] }));
+}
+
+/** An object name for a new object (POST /schema/objects): the spec's codes, with the near miss. */
+export function validateObjectName(name: unknown): Diagnostic[] {
+  const problem = objectNameProblem(name);
+  if (!problem) return [];
+  const suggestion = typeof name === 'string' && problem.code === 'SCHEMA_INVALID_OBJECT_NAME' ? suggestName(name) : undefined;
+  return [{ severity: 'error', code: problem.code, message: problem.message, path: ['name'], ...(suggestion ? { suggestion } : {}) }];
+}
