@@ -1,0 +1,504 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { ServiceError, type FieldError } from '../errors.js';
+import { DEFAULT_MAX_FILE_SIZE, type AttributeSpec } from '../model/attribute.js';
+import type { RecordOut, StoredObject } from '../model/stored.js';
+import type { BlobStore } from './blobs.js';
+import type { Actor } from './types.js';
+
+/**
+ * Files and documents (contract.md §3 "Files and documents", issue 5).
+ *
+ * - A file is uploaded bytes plus metadata (`_ss_files`); its bytes live in the BlobStore,
+ *   keyed by sha256, so identical uploads share one copy and bytes go only when no file
+ *   row uses the digest any more.
+ * - A document (`_ss_documents`) is a titled use of a file in one slot: one record's
+ *   document attribute. A record's value for that attribute is its document id(s).
+ *   Documents are owned by their slot: detaching one from the record's value, deleting the
+ *   record, or dropping the attribute deletes the document row, and with the last document
+ *   of a file the file row too (uploads to a slot create their file for it).
+ *
+ * Every write here is one SQLite transaction (nested ones become savepoints of the
+ * store's, so the store can call these inside its own record writes).
+ */
+export type Db = BetterSqlite3.Database;
+
+export interface FileOut {
+  id: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  sha256: string;
+  uploadedBy: string | null;
+  createdAt: string;
+}
+
+export interface DocumentOut {
+  id: string;
+  title: string;
+  fileId: string;
+  object: string;
+  recordId: string;
+  attribute: string;
+  createdAt: string;
+}
+
+/** The few record operations files need; the SQLite store implements them (engine/store). */
+export interface RecordPort {
+  requireObject(idOrName: string): StoredObject;
+  getRecord(object: string, id: string): RecordOut;
+  updateRecord(object: string, id: string, patch: Record<string, unknown>, ifMatch: number | '*', actor: Actor): RecordOut;
+}
+
+export interface UploadInput {
+  /** The name the client gave; kept as metadata only (never a path). */
+  name: string | undefined;
+  mimeType: string | undefined;
+  stream: Readable;
+}
+
+/** POST /files has no attribute to limit it; a server-wide cap keeps the disk safe. */
+export const DEFAULT_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
+
+const SCHEMA_SQL = `
+CREATE TABLE IF NOT EXISTS _ss_files (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  mime_type TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  uploaded_by TEXT,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS _ss_files_sha256 ON _ss_files(sha256);
+CREATE TABLE IF NOT EXISTS _ss_documents (
+  id TEXT PRIMARY KEY,
+  title TEXT NOT NULL,
+  file_id TEXT NOT NULL REFERENCES _ss_files(id),
+  object TEXT NOT NULL,
+  record_id TEXT NOT NULL,
+  attribute TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS _ss_documents_slot ON _ss_documents(object, record_id, attribute);
+CREATE INDEX IF NOT EXISTS _ss_documents_file ON _ss_documents(file_id);
+`;
+
+interface FileRow {
+  id: string;
+  name: string;
+  mime_type: string;
+  size: number;
+  sha256: string;
+  uploaded_by: string | null;
+  created_at: string;
+}
+
+interface DocumentRow {
+  id: string;
+  title: string;
+  file_id: string;
+  object: string;
+  record_id: string;
+  attribute: string;
+  created_at: string;
+}
+
+const toFile = (r: FileRow): FileOut => ({
+  id: r.id,
+  name: r.name,
+  mimeType: r.mime_type,
+  size: r.size,
+  sha256: r.sha256,
+  uploadedBy: r.uploaded_by,
+  createdAt: r.created_at,
+});
+
+const toDocument = (r: DocumentRow): DocumentOut => ({
+  id: r.id,
+  title: r.title,
+  fileId: r.file_id,
+  object: r.object,
+  recordId: r.record_id,
+  attribute: r.attribute,
+  createdAt: r.created_at,
+});
+
+/** `type/subtype` lower-cased without parameters; anything unparsable is octet-stream. */
+export function normalizeMime(mime: string | undefined): string {
+  const essence = (mime ?? '').split(';')[0]!.trim().toLowerCase();
+  return /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(essence) ? essence : 'application/octet-stream';
+}
+
+/** contract.md §3: `accepts` entries match exactly or by `type/*` wildcard. */
+export function mimeAccepted(mime: string, accepts: readonly string[] | undefined): boolean {
+  if (!accepts || accepts.length === 0) return true;
+  const m = normalizeMime(mime);
+  return accepts.some((a) => {
+    const want = a.trim().toLowerCase();
+    if (want === '*/*') return true;
+    if (want.endsWith('/*')) return m.startsWith(want.slice(0, -1));
+    return m === want;
+  });
+}
+
+/**
+ * A file name is metadata only (issue 5): keep the last path segment the client sent, drop
+ * control characters, cap the length. It is shown and used for downloads, never joined to
+ * a path.
+ */
+export function cleanFileName(name: string | undefined): string {
+  // eslint-disable-next-line no-control-regex
+  const base = (name ?? '').split(/[\\/]/).pop()!.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  const cut = base.length > 255 ? base.slice(0, 255) : base;
+  return cut === '' || cut === '.' || cut === '..' ? 'file' : cut;
+}
+
+function fileNotFound(id: string): ServiceError {
+  // The spec names no file-specific code; the document code is its "target does not exist".
+  return new ServiceError('DOCUMENT_NOT_FOUND_FOR_OPERATION', `File ${id} does not exist`);
+}
+
+function documentNotFound(id: string): ServiceError {
+  return new ServiceError('DOCUMENT_NOT_FOUND_FOR_OPERATION', `Document ${id} does not exist`);
+}
+
+function sizeWords(bytes: number): string {
+  for (const [unit, n] of [['GB', 1024 ** 3], ['MB', 1024 ** 2], ['KB', 1024]] as const) {
+    if (bytes >= n && bytes % n === 0) return `${bytes / n}${unit}`;
+  }
+  return `${bytes} bytes`;
+}
+
+/** The ids of a document value as stored in a record (one id, a list, or nothing). */
+export function documentIds(value: unknown): string[] {
+  if (value === null || value === undefined) return [];
+  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string');
+  return typeof value === 'string' ? [value] : [];
+}
+
+export class FilesEngine {
+  private readonly db: Db;
+  private readonly blobs: BlobStore;
+  private readonly records: RecordPort;
+  private readonly maxUploadBytes: number;
+  /**
+   * Digests written to disk whose row is not inserted yet. A failed upload of the same
+   * content must not delete bytes a concurrent upload is about to reference.
+   */
+  private readonly inFlight = new Map<string, number>();
+  /** Digests whose last row may have gone inside a transaction not yet committed. */
+  private readonly releaseCandidates = new Set<string>();
+
+  constructor(db: Db, blobs: BlobStore, records: RecordPort, options: { maxUploadBytes?: number } = {}) {
+    this.db = db;
+    this.blobs = blobs;
+    this.records = records;
+    this.maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
+    db.exec(SCHEMA_SQL);
+    blobs.sweepTemporary();
+  }
+
+  // ---------------------------------------------------------------- files
+
+  /** POST /files: stream to disk under the server cap (413 PAYLOAD_TOO_LARGE), then one row. */
+  async uploadFile(input: UploadInput, actor: Actor): Promise<FileOut> {
+    const written = await this.writeBytes(input.stream, { maxBytes: this.maxUploadBytes, tooLargeCode: 'PAYLOAD_TOO_LARGE' });
+    try {
+      return this.db.transaction(() => this.insertFile(written, input, actor))();
+    } finally {
+      this.doneWriting(written.sha256);
+    }
+  }
+
+  getFile(id: string): FileOut {
+    const row = this.db.prepare('SELECT * FROM _ss_files WHERE id = ?').get(id) as FileRow | undefined;
+    if (!row) throw fileNotFound(id);
+    return toFile(row);
+  }
+
+  /** The bytes with what GET /files/:id/content needs to describe them. */
+  openFile(id: string): { file: FileOut; stream: Readable } {
+    const file = this.getFile(id);
+    return { file, stream: this.blobs.open(file.sha256) };
+  }
+
+  renameFile(id: string, name: string): FileOut {
+    return this.db.transaction(() => {
+      this.getFile(id);
+      this.db.prepare('UPDATE _ss_files SET name = ? WHERE id = ?').run(cleanFileName(name), id);
+      return this.getFile(id);
+    })();
+  }
+
+  /**
+   * DELETE /files/:id. Someone else's upload → SCHEMA_ACCESS_DENIED (500, masked;
+   * service-interface.md error table); owners and admins may delete any file. A file that
+   * documents still use is refused (409) rather than leaving records pointing at nothing.
+   */
+  deleteFile(id: string, actor: Actor): { id: string } {
+    const sha = this.db.transaction(() => {
+      const file = this.getFile(id);
+      const privileged = actor.role === 'owner' || actor.role === 'admin';
+      if (!privileged && file.uploadedBy !== actor.keyId) {
+        throw new ServiceError('SCHEMA_ACCESS_DENIED', `Key ${actor.keyId} may not delete file ${id}, uploaded by ${file.uploadedBy ?? 'unknown'}`);
+      }
+      const used = this.db.prepare('SELECT id FROM _ss_documents WHERE file_id = ? LIMIT 5').all(id) as { id: string }[];
+      if (used.length > 0) {
+        throw new ServiceError('SCHEMA_CONFLICT', `File ${id} is used by document ${used.map((d) => d.id).join(', ')}; delete the document first`, {
+          fix: 'DELETE /documents/:id (or clear the record attribute) and then delete the file',
+        });
+      }
+      this.db.prepare('DELETE FROM _ss_files WHERE id = ?').run(id);
+      return file.sha256;
+    })();
+    this.releaseCandidates.add(sha);
+    this.flushReleases();
+    return { id };
+  }
+
+  // ---------------------------------------------------------------- documents
+
+  getDocument(id: string): DocumentOut {
+    const row = this.db.prepare('SELECT * FROM _ss_documents WHERE id = ?').get(id) as DocumentRow | undefined;
+    if (!row) throw documentNotFound(id);
+    return toDocument(row);
+  }
+
+  renameDocument(id: string, title: string): DocumentOut {
+    return this.db.transaction(() => {
+      this.getDocument(id);
+      this.db.prepare('UPDATE _ss_documents SET title = ? WHERE id = ?').run(title, id);
+      return this.getDocument(id);
+    })();
+  }
+
+  /** DELETE /documents/:id: the id leaves its record's value in the same transaction. */
+  deleteDocument(id: string, actor: Actor): { id: string } {
+    this.db.transaction(() => {
+      const doc = this.getDocument(id);
+      const record = this.tryGetRecord(doc.object, doc.recordId);
+      if (record) {
+        const spec = this.documentAttribute(doc.object, doc.attribute);
+        const remaining = documentIds(record.values[doc.attribute]).filter((d) => d !== id);
+        // updateRecord runs the store's document hook, which deletes the detached row.
+        this.records.updateRecord(doc.object, doc.recordId, { [doc.attribute]: spec.multiple ? remaining : (remaining[0] ?? null) }, '*', actor);
+      }
+      // Whether or not the hook ran (the record may be gone), no row remains.
+      this.deleteDocumentRows([id]);
+    })();
+    this.flushReleases();
+    return { id };
+  }
+
+  /**
+   * POST /upload/:objectName/:recordId/:attribute: cheap checks first (attribute type,
+   * record, single-file, accepts — all known before a byte is read), then the bytes under
+   * the attribute's maxFileSize, then the file row, the document row and the record's new
+   * value in one transaction. Any refusal leaves no bytes and no row.
+   */
+  async uploadDocument(
+    target: { object: string; recordId: string; attribute: string },
+    input: UploadInput & { title?: string | undefined },
+    actor: Actor,
+  ): Promise<DocumentOut> {
+    const spec = this.checkSlot(target, input.mimeType);
+    const max = spec.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
+    const written = await this.writeBytes(input.stream, {
+      maxBytes: max,
+      tooLargeCode: 'DOCUMENT_FILE_TOO_LARGE',
+      tooLargeMessage: `${target.object}.${target.attribute} accepts files up to ${sizeWords(max)}`,
+    });
+    try {
+      const doc = this.db.transaction(() => {
+        // Re-checked inside the transaction: another upload may have filled the slot meanwhile.
+        this.checkSlot(target, input.mimeType);
+        const file = this.insertFile(written, input, actor);
+        const id = randomUUID();
+        const title = input.title !== undefined && input.title.trim() !== '' ? input.title : file.name;
+        this.db
+          .prepare('INSERT INTO _ss_documents (id, title, file_id, object, record_id, attribute, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+          .run(id, title, file.id, target.object, target.recordId, target.attribute, new Date().toISOString());
+        const current = documentIds(this.records.getRecord(target.object, target.recordId).values[target.attribute]);
+        this.records.updateRecord(target.object, target.recordId, { [target.attribute]: spec.multiple ? [...current, id] : id }, '*', actor);
+        return this.getDocument(id);
+      })();
+      return doc;
+    } catch (err) {
+      this.releaseCandidates.add(written.sha256);
+      throw err;
+    } finally {
+      this.doneWriting(written.sha256);
+      this.flushReleases();
+    }
+  }
+
+  // ------------------------------------------------ hooks the record store calls
+
+  /**
+   * The store's `checkDocumentValues` hook, run inside its record-write transaction after
+   * the record row is written: a record's document value must name existing documents
+   * that belong to this slot (upload them with POST /upload), pass the attribute's
+   * accepts and maxFileSize, and hold one id unless `multiple`. Documents the new value no
+   * longer names are detached, i.e. deleted (no orphan rows). Returns per-field errors
+   * instead of throwing for SCHEMA_VALIDATION_FAILED cases, so the store can report every
+   * bad attribute at once; DOCUMENT_* refusals throw, as they carry their own codes.
+   */
+  applyDocumentValue(
+    object: string,
+    recordId: string,
+    spec: AttributeSpec,
+    value: unknown,
+    path: (string | number)[] = [spec.name],
+  ): FieldError[] {
+    const ids = documentIds(value);
+    if (!spec.multiple && ids.length > 1) {
+      throw new ServiceError('DOCUMENT_MULTIPLE_NOT_ALLOWED', `${object}.${spec.name} takes a single file`);
+    }
+    const errors: FieldError[] = [];
+    const get = this.db.prepare(
+      'SELECT d.*, f.mime_type, f.size FROM _ss_documents d JOIN _ss_files f ON f.id = d.file_id WHERE d.id = ?',
+    );
+    for (const id of ids) {
+      const row = get.get(id) as (DocumentRow & { mime_type: string; size: number }) | undefined;
+      if (!row) {
+        errors.push({ path, message: `document ${id} does not exist` });
+        continue;
+      }
+      if (row.object !== object || row.record_id !== recordId || row.attribute !== spec.name) {
+        errors.push({ path, message: `document ${id} belongs to ${row.object} ${row.record_id} (${row.attribute}); upload the file to this record instead` });
+        continue;
+      }
+      if (!mimeAccepted(row.mime_type, spec.accepts)) {
+        throw new ServiceError('DOCUMENT_MIME_NOT_ACCEPTED', `${object}.${spec.name} does not accept ${row.mime_type} (accepts ${spec.accepts?.join(', ')})`);
+      }
+      const max = spec.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
+      if (row.size > max) {
+        throw new ServiceError('DOCUMENT_FILE_TOO_LARGE', `${object}.${spec.name} accepts files up to ${sizeWords(max)}`);
+      }
+    }
+    if (errors.length > 0) return errors;
+    const keep = new Set(ids);
+    const detached = (
+      this.db.prepare('SELECT id FROM _ss_documents WHERE object = ? AND record_id = ? AND attribute = ?').all(object, recordId, spec.name) as {
+        id: string;
+      }[]
+    )
+      .map((r) => r.id)
+      .filter((id) => !keep.has(id));
+    this.deleteDocumentRows(detached);
+    return [];
+  }
+
+  /** Records deleted (single or bulk): their documents go too. Call inside the delete transaction. */
+  deleteRecordDocuments(object: string, recordIds: readonly string[]): void {
+    const ids: string[] = [];
+    const q = this.db.prepare('SELECT id FROM _ss_documents WHERE object = ? AND record_id = ?');
+    for (const r of recordIds) for (const row of q.all(object, r) as { id: string }[]) ids.push(row.id);
+    this.deleteDocumentRows(ids);
+  }
+
+  /** An attribute or a whole object dropped (sync or schema route): its documents go. */
+  deleteSchemaDocuments(object: string, attribute?: string): void {
+    const rows = (
+      attribute === undefined
+        ? this.db.prepare('SELECT id FROM _ss_documents WHERE object = ?').all(object)
+        : this.db.prepare('SELECT id FROM _ss_documents WHERE object = ? AND attribute = ?').all(object, attribute)
+    ) as { id: string }[];
+    this.deleteDocumentRows(rows.map((r) => r.id));
+  }
+
+  /**
+   * Delete bytes whose digest no file row uses. Call after the outermost transaction has
+   * ended (committed or rolled back): deciding inside it could delete bytes a rollback
+   * brings back a row for.
+   */
+  flushReleases(): void {
+    if (this.db.inTransaction) return;
+    const count = this.db.prepare('SELECT COUNT(*) AS n FROM _ss_files WHERE sha256 = ?');
+    for (const sha of [...this.releaseCandidates]) {
+      this.releaseCandidates.delete(sha);
+      const referenced = (count.get(sha) as { n: number }).n > 0 || (this.inFlight.get(sha) ?? 0) > 0;
+      this.blobs.release(sha, referenced);
+    }
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private async writeBytes(stream: Readable, options: Parameters<BlobStore['writeStream']>[1]) {
+    const written = await this.blobs.writeStream(stream, options);
+    this.inFlight.set(written.sha256, (this.inFlight.get(written.sha256) ?? 0) + 1);
+    return written;
+  }
+
+  private doneWriting(sha: string): void {
+    const n = (this.inFlight.get(sha) ?? 1) - 1;
+    if (n <= 0) this.inFlight.delete(sha);
+    else this.inFlight.set(sha, n);
+  }
+
+  private insertFile(written: { sha256: string; size: number }, input: UploadInput, actor: Actor): FileOut {
+    const id = randomUUID();
+    this.db
+      .prepare('INSERT INTO _ss_files (id, name, mime_type, size, sha256, uploaded_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(id, cleanFileName(input.name), normalizeMime(input.mimeType), written.size, written.sha256, actor.keyId, new Date().toISOString());
+    return this.getFile(id);
+  }
+
+  /** Document rows and, with the last document of a file, the file row; bytes are queued. */
+  private deleteDocumentRows(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    const get = this.db.prepare('SELECT file_id FROM _ss_documents WHERE id = ?');
+    const del = this.db.prepare('DELETE FROM _ss_documents WHERE id = ?');
+    const users = this.db.prepare('SELECT COUNT(*) AS n FROM _ss_documents WHERE file_id = ?');
+    const file = this.db.prepare('SELECT sha256 FROM _ss_files WHERE id = ?');
+    const delFile = this.db.prepare('DELETE FROM _ss_files WHERE id = ?');
+    for (const id of ids) {
+      const row = get.get(id) as { file_id: string } | undefined;
+      if (!row) continue;
+      del.run(id);
+      if ((users.get(row.file_id) as { n: number }).n === 0) {
+        const f = file.get(row.file_id) as { sha256: string } | undefined;
+        delFile.run(row.file_id);
+        if (f) this.releaseCandidates.add(f.sha256);
+      }
+    }
+  }
+
+  private documentAttribute(object: string, attribute: string): AttributeSpec {
+    const obj = this.records.requireObject(object);
+    const spec = obj.attributes.find((a) => a.name === attribute);
+    if (!spec) throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `Object ${object} has no attribute ${attribute}`);
+    if (spec.type !== 'document') {
+      throw new ServiceError('SCHEMA_VALIDATION_FAILED', `${object}.${attribute} is a ${spec.type} attribute, not a document attribute`, {
+        errors: [{ path: [attribute], message: `${attribute} is not a document attribute` }],
+      });
+    }
+    return spec;
+  }
+
+  private checkSlot(target: { object: string; recordId: string; attribute: string }, mimeType: string | undefined): AttributeSpec {
+    const spec = this.documentAttribute(target.object, target.attribute);
+    const record = this.records.getRecord(target.object, target.recordId);
+    if (!spec.multiple && documentIds(record.values[target.attribute]).length > 0) {
+      throw new ServiceError('DOCUMENT_MULTIPLE_NOT_ALLOWED', `${target.object}.${target.attribute} takes a single file and already holds one`, {
+        fix: 'delete the current document first (DELETE /documents/:id) or declare the attribute with multiple: true',
+      });
+    }
+    const mime = normalizeMime(mimeType);
+    if (!mimeAccepted(mime, spec.accepts)) {
+      throw new ServiceError('DOCUMENT_MIME_NOT_ACCEPTED', `${target.object}.${target.attribute} does not accept ${mime} (accepts ${spec.accepts?.join(', ')})`);
+    }
+    return spec;
+  }
+
+  private tryGetRecord(object: string, id: string): RecordOut | undefined {
+    try {
+      return this.records.getRecord(object, id);
+    } catch (err) {
+      if (err instanceof ServiceError && (err.code === 'SCHEMA_RECORD_NOT_FOUND' || err.code === 'SCHEMA_OBJECT_NOT_FOUND')) return undefined;
+      throw err;
+    }
+  }
+}
