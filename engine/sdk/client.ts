@@ -1,0 +1,175 @@
+import type { AttributeSpec } from '../model/attribute.js';
+import type { Declaration, ViewDecl } from '../model/declaration.js';
+import type { Filter, SortSpec } from '../model/filter.js';
+import type { RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
+import type { AllowDestructive, Plan } from '../plan/types.js';
+import { Transport, type ClientOptions } from './transport.js';
+
+export interface SearchOptions {
+  filter?: Filter;
+  sort?: SortSpec[];
+  limit?: number;
+  cursor?: string;
+}
+
+export interface PushOptions {
+  dryRun?: boolean;
+  allowDestructive?: AllowDestructive;
+  /** The source version the push was planned against (sent as `if-match: "<n>"`). */
+  ifMatch?: number;
+}
+
+export interface PushAnswer {
+  version: number;
+  applied: boolean;
+  plan: Plan;
+}
+
+export interface KeyCreated {
+  id: string;
+  name: string;
+  role: string;
+  scopes: string[] | null;
+  secret: string;
+}
+
+const enc = encodeURIComponent;
+
+/** Records of one object (contract.md §3 "Records"). */
+export class RecordsApi {
+  constructor(private readonly t: Transport, private readonly object: string) {}
+
+  private path(suffix = ''): string {
+    return `/records/${enc(this.object)}${suffix}`;
+  }
+
+  /** The SDK sends its own idempotency-key so a retried create never writes twice. */
+  async create(values: Record<string, unknown>, options: { idempotencyKey?: string } = {}): Promise<RecordOut> {
+    return (await this.t.request<RecordOut>('POST', this.path(), { body: values, idempotencyKey: options.idempotencyKey ?? true })).data;
+  }
+  async get(id: string): Promise<RecordOut> {
+    return (await this.t.request<RecordOut>('GET', this.path(`/${enc(id)}`))).data;
+  }
+  async update(id: string, patch: Record<string, unknown>, options: { ifMatch: number | '*' }): Promise<RecordOut> {
+    const ifMatch = options.ifMatch === '*' ? '*' : `"${options.ifMatch}"`;
+    return (await this.t.request<RecordOut>('PUT', this.path(`/${enc(id)}`), { body: patch, headers: { 'if-match': ifMatch } })).data;
+  }
+  async delete(id: string): Promise<{ id: string }> {
+    return (await this.t.request<{ id: string }>('DELETE', this.path(`/${enc(id)}`))).data;
+  }
+  async bulkCreate(records: Record<string, unknown>[], options: { idempotencyKey?: string } = {}): Promise<RecordOut[]> {
+    return (await this.t.request<{ records: RecordOut[] }>('POST', this.path('/bulk-create'), { body: { records }, idempotencyKey: options.idempotencyKey ?? true })).data.records;
+  }
+  async bulkUpdate(records: { id: string; version?: number; values: Record<string, unknown> }[], options: { idempotencyKey?: string } = {}): Promise<RecordOut[]> {
+    return (await this.t.request<{ records: RecordOut[] }>('POST', this.path('/bulk-update'), { body: { records }, idempotencyKey: options.idempotencyKey ?? true })).data.records;
+  }
+  async bulkDelete(ids: string[]): Promise<{ deleted: number }> {
+    return (await this.t.request<{ deleted: number }>('POST', this.path('/bulk-delete'), { body: { ids }, idempotencyKey: true })).data;
+  }
+  /** Read-only, so safe to retry although it is a POST. */
+  async search(options: SearchOptions = {}): Promise<{ records: RecordOut[]; nextCursor: string | null; total?: number }> {
+    const a = await this.t.request<RecordOut[]>('POST', this.path('/search'), { body: options, idempotent: true });
+    return { records: a.data, nextCursor: a.page?.nextCursor ?? null, ...(a.page?.total !== undefined ? { total: a.page.total } : {}) };
+  }
+}
+
+export class SchemaApi {
+  constructor(private readonly t: Transport) {}
+  async listObjects(): Promise<StoredObject[]> {
+    return (await this.t.request<StoredObject[]>('GET', '/schema/objects')).data;
+  }
+  async getObject(idOrName: string): Promise<StoredObject> {
+    return (await this.t.request<StoredObject>('GET', `/schema/objects/${enc(idOrName)}`)).data;
+  }
+  async createObject(input: { name: string; label?: string; attributes?: AttributeSpec[] }): Promise<StoredObject> {
+    return (await this.t.request<StoredObject>('POST', '/schema/objects', { body: input })).data;
+  }
+  async deleteObject(idOrName: string, options: { force?: boolean } = {}): Promise<void> {
+    await this.t.request('DELETE', `/schema/objects/${enc(idOrName)}`, { query: { force: options.force ? 'true' : undefined } });
+  }
+  async addAttribute(object: string, spec: AttributeSpec): Promise<StoredAttribute> {
+    return (await this.t.request<StoredAttribute>('POST', `/schema/objects/${enc(object)}/attributes`, { body: spec })).data;
+  }
+  async updateAttribute(object: string, attribute: string, patch: Partial<AttributeSpec>): Promise<StoredAttribute> {
+    return (await this.t.request<StoredAttribute>('PUT', `/schema/objects/${enc(object)}/attributes/${enc(attribute)}`, { body: patch })).data;
+  }
+  async deleteAttribute(object: string, attribute: string): Promise<void> {
+    await this.t.request('DELETE', `/schema/objects/${enc(object)}/attributes/${enc(attribute)}`);
+  }
+}
+
+export class SourcesApi {
+  constructor(private readonly t: Transport) {}
+  async get(id: string): Promise<StoredSource & { objects?: string[]; views?: string[] }> {
+    return (await this.t.request<StoredSource>('GET', `/schema/sources/${enc(id)}`)).data;
+  }
+  /**
+   * PUT /schema/sources/:id. A push is a whole-state replace, so repeating it is safe
+   * (a repeat plans zero steps), which is why the transport may retry it.
+   */
+  async push(id: string, declaration: Declaration, options: PushOptions = {}): Promise<PushAnswer> {
+    const body: Record<string, unknown> = { declaration };
+    if (options.dryRun !== undefined) body['dryRun'] = options.dryRun;
+    if (options.allowDestructive !== undefined) body['allowDestructive'] = options.allowDestructive;
+    const headers: Record<string, string> = options.ifMatch !== undefined ? { 'if-match': `"${options.ifMatch}"` } : {};
+    return (await this.t.request<PushAnswer>('PUT', `/schema/sources/${enc(id)}`, { body, headers })).data;
+  }
+}
+
+export class KeysApi {
+  constructor(private readonly t: Transport) {}
+  async create(input: { name: string; role: string; scopes?: string[] }): Promise<KeyCreated> {
+    return (await this.t.request<KeyCreated>('POST', '/keys', { body: input })).data;
+  }
+  async list(): Promise<Omit<KeyCreated, 'secret'>[]> {
+    return (await this.t.request<Omit<KeyCreated, 'secret'>[]>('GET', '/keys')).data;
+  }
+  async revoke(id: string): Promise<void> {
+    await this.t.request('DELETE', `/keys/${enc(id)}`);
+  }
+}
+
+export class ViewsApi {
+  constructor(private readonly t: Transport) {}
+  async list(): Promise<StoredView[]> {
+    return (await this.t.request<StoredView[]>('GET', '/views')).data;
+  }
+  async get(name: string): Promise<StoredView> {
+    return (await this.t.request<StoredView>('GET', `/views/${enc(name)}`)).data;
+  }
+  async put(name: string, view: ViewDecl): Promise<StoredView> {
+    return (await this.t.request<StoredView>('PUT', `/views/${enc(name)}`, { body: view })).data;
+  }
+  async delete(name: string): Promise<void> {
+    await this.t.request('DELETE', `/views/${enc(name)}`);
+  }
+}
+
+/** The HTTP client of contract.md §5, used by the CLI for every call. */
+export class SchemaClient {
+  readonly transport: Transport;
+  readonly schema: SchemaApi;
+  readonly sources: SourcesApi;
+  readonly keys: KeysApi;
+  readonly views: ViewsApi;
+
+  constructor(options: ClientOptions) {
+    this.transport = new Transport(options);
+    this.schema = new SchemaApi(this.transport);
+    this.sources = new SourcesApi(this.transport);
+    this.keys = new KeysApi(this.transport);
+    this.views = new ViewsApi(this.transport);
+  }
+
+  get baseUrl(): string {
+    return this.transport.baseUrl;
+  }
+
+  records(object: string): RecordsApi {
+    return new RecordsApi(this.transport, object);
+  }
+
+  async health(): Promise<unknown> {
+    return (await this.transport.request('GET', '/health')).data;
+  }
+}

@@ -1,0 +1,5 @@
+/** `schemasync/sdk` (contract.md §5). */
+export { SchemaClient, RecordsApi, SchemaApi, SourcesApi, KeysApi, ViewsApi } from './client.js';
+export type { PushAnswer, PushOptions, SearchOptions, KeyCreated } from './client.js';
+export { ServiceRequestError, ServiceAuthError } from './errors.js';
+export { Transport, type ClientOptions, type RequestOptions, type Answer } from './transport.js';

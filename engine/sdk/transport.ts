@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import type { FieldError } from '../errors.js';
+import { ServiceAuthError, ServiceRequestError } from './errors.js';
+
+export interface ClientOptions {
+  /** e.g. http://127.0.0.1:4400/v1 */
+  baseUrl: string;
+  apiKey?: string | undefined;
+  /** Per attempt; default 30 s. */
+  timeoutMs?: number;
+  /** Extra attempts after the first on retryable failures; default 2. */
+  retries?: number;
+  /** First backoff delay; doubles per attempt, plus up to as much again of jitter. Default 200 ms. */
+  retryDelayMs?: number;
+  fetch?: typeof fetch;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Safe to repeat (GET/PUT/DELETE, read-only POSTs, POSTs carrying an idempotency-key). */
+  idempotent?: boolean;
+  /** Send an idempotency-key of our own so a POST becomes safe to retry (contract.md §3). */
+  idempotencyKey?: string | true;
+}
+
+export interface Answer<T> {
+  status: number;
+  data: T;
+  page?: { nextCursor: string | null; total?: number };
+  headers: Headers;
+  requestId: string | undefined;
+}
+
+/**
+ * Codes whose 5xx answer is a decision, not a hiccup: repeating the request cannot
+ * change it (contract.md §5: never retry CONFIGURATION_REQUIRED).
+ */
+const NO_RETRY_CODES: ReadonlySet<string> = new Set(['CONFIGURATION_REQUIRED', 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED', 'SCHEMA_ACCESS_DENIED']);
+
+function retryableStatus(status: number, code: string | undefined): boolean {
+  if (code !== undefined && NO_RETRY_CODES.has(code)) return false;
+  return status === 408 || status === 429 || status >= 500;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class Transport {
+  readonly baseUrl: string;
+  private readonly apiKey: string | undefined;
+  private readonly timeoutMs: number;
+  private readonly retries: number;
+  private readonly retryDelayMs: number;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(options: ClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.apiKey = options.apiKey;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.retries = options.retries ?? 2;
+    this.retryDelayMs = options.retryDelayMs ?? 200;
+    this.fetchImpl = options.fetch ?? globalThis.fetch;
+  }
+
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<Answer<T>> {
+    const url = new URL(this.baseUrl + path);
+    for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+    if (this.apiKey) headers['authorization'] = `Bearer ${this.apiKey}`;
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    if (options.idempotencyKey !== undefined) {
+      headers['idempotency-key'] = options.idempotencyKey === true ? randomUUID() : options.idempotencyKey;
+    }
+    const idempotent = options.idempotent ?? (method !== 'POST' && method !== 'PATCH' || headers['idempotency-key'] !== undefined);
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+
+    for (let attempt = 0; ; attempt++) {
+      const last = !idempotent || attempt >= this.retries;
+      let res: Response;
+      try {
+        res = await this.fetchImpl(url, { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(this.timeoutMs) });
+      } catch (cause) {
+        if (!last) {
+          await this.backoff(attempt);
+          continue;
+        }
+        throw new ServiceRequestError({ status: 0, message: `Could not connect to ${this.baseUrl}`, cause });
+      }
+      const requestId = res.headers.get('x-request-id') ?? undefined;
+      let parsed: unknown;
+      let text = '';
+      try {
+        text = await res.text();
+        parsed = text === '' ? undefined : JSON.parse(text);
+      } catch (cause) {
+        if (res.ok) throw new ServiceRequestError({ status: res.status, message: 'The service answered with a body that is not JSON', requestId, cause });
+        parsed = undefined;
+      }
+      const env = (parsed ?? {}) as { success?: boolean; data?: T; page?: Answer<T>['page']; code?: string; message?: string; errors?: FieldError[] };
+      if (res.ok) {
+        return { status: res.status, data: env.data as T, ...(env.page ? { page: env.page } : {}), headers: res.headers, requestId };
+      }
+      const code = typeof env.code === 'string' ? env.code : undefined;
+      if (!last && retryableStatus(res.status, code)) {
+        await this.backoff(attempt);
+        continue;
+      }
+      const init = {
+        status: res.status,
+        code,
+        message: typeof env.message === 'string' ? env.message : text.slice(0, 200) || res.statusText,
+        requestId,
+        details: Array.isArray(env.errors) ? env.errors : undefined,
+      };
+      throw res.status === 401 || res.status === 403 ? new ServiceAuthError(init) : new ServiceRequestError(init);
+    }
+  }
+
+  private backoff(attempt: number): Promise<void> {
+    const base = this.retryDelayMs * 2 ** attempt;
+    return sleep(base + Math.random() * base);
+  }
+}
