@@ -8,3 +8,8 @@ export * from './model/sizes.js';
 export { TYPES, typeDef, isAttributeType, parseValue, isWidening } from './model/types/registry.js';
 export type { AttributeTypeDef, ColumnType, Parsed, SqlValue } from './model/types/type-def.js';
 export * from './model/stored.js';
+export { validateDeclaration, validateAttributeInput, validateObjectName } from './declaration/validate.js';
+export type { Diagnostic, ValidationResult } from './declaration/diagnostic.js';
+export { loadProject, loadProjectSync, loadDeclarationFiles, sortDiagnostics, displayPath } from './declaration/load.js';
+export type { LocatedDiagnostic, LoadResult, ProjectLoadResult, LoadedFile } from './declaration/load.js';
+export { declarationJsonSchema, projectJsonSchema } from './declaration/json-schema.js';

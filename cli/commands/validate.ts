@@ -1,5 +1,49 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { displayPath, loadProjectSync, sortDiagnostics } from '../../engine/declaration/load.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
-export const run: CommandRun = async () => {
-  throw new CliError('init: not yet available');
+import { renderGithub, renderJson, renderText, type RenderDiagnostic } from '../render/diagnostics.js';
+
+interface ValidateOptions {
+  format?: 'text' | 'json' | 'github';
+}
+
+/**
+ * `schemasync validate` (contract.md §4): checks schemasync.yaml and every declaration
+ * file offline and reports all problems of all files; exit 1 on any error, warnings do
+ * not fail. `--json` is the same as `--format json`.
+ */
+export const run: CommandRun<ValidateOptions> = async (ctx) => {
+  const configPath = resolve(ctx.cwd, ctx.global.config ?? 'schemasync.yaml');
+  if (!existsSync(configPath)) {
+    throw new CliError(`No project file at ${displayPath(configPath, ctx.cwd)}`, {
+      hint: 'Run `schemasync init` to create one, or pass --config <file>.',
+    });
+  }
+  const result = loadProjectSync({ configPath, cwd: ctx.cwd });
+  const list: RenderDiagnostic[] = sortDiagnostics(result.diagnostics).map((d) => {
+    const r: RenderDiagnostic = {
+      severity: d.severity,
+      message: d.message,
+      path: d.path,
+      file: displayPath(d.file, ctx.cwd),
+      line: d.line,
+      column: d.column,
+    };
+    if (d.code !== undefined && (d.severity === 'error' || d.code !== 'SCHEMA_VALIDATION_FAILED')) r.code = d.code;
+    if (d.suggestion !== undefined) r.suggestion = d.suggestion;
+    if (d.fix !== undefined) r.fix = d.fix;
+    return r;
+  });
+  const summary = {
+    files: result.files.length,
+    objects: result.files.reduce((n, f) => n + f.objects.length, 0),
+    views: result.files.reduce((n, f) => n + f.views.length, 0),
+  };
+  const format = ctx.global.json ? 'json' : (ctx.options.format ?? 'text');
+  if (format === 'json') ctx.stdout.write(renderJson(list, summary));
+  else if (format === 'github') ctx.stdout.write(renderGithub(list));
+  else ctx.stdout.write(renderText(list, summary, ctx.colors));
+  return list.some((d) => d.severity === 'error') ? 1 : 0;
 };
