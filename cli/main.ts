@@ -112,9 +112,9 @@ program
 program
   .command('watch')
   .description('validate, plan and push on every change of the declaration files')
-  .option('--allow-destructive [targets]', 'let watch apply destructive steps')
-  .option('--debounce <ms>', 'quiet time before a burst of saves is synced', '100')
-  .action(action(notYet('watch')));
+  .option('--allow-destructive [targets]', 'let watch apply destructive steps: all, or only the listed targets (deal.amount,legacy)')
+  .option('--debounce <ms>', 'quiet time before a burst of saves is synced', '75')
+  .action(action(() => import('./commands/watch.js')));
 
 program
   .command('pull')
@@ -134,8 +134,9 @@ const serveOptions = (cmd: Command): Command =>
 serveOptions(program.command('serve').description('run the bundled local server')).action(action(() => import('./commands/serve.js')));
 
 serveOptions(program.command('dev').description('serve + sync + watch in one process: the local development loop'))
-  .option('--allow-destructive [targets]', 'let the loop apply destructive steps')
-  .action(action(notYet('dev')));
+  .option('--allow-destructive [targets]', 'let the loop apply destructive steps: all, or only the listed targets')
+  .option('--debounce <ms>', 'quiet time before a burst of saves is synced', '75')
+  .action(action(() => import('./commands/dev.js')));
 
 program
   .command('records')

@@ -1,0 +1,70 @@
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { readCredentials, startLocalServer, writeCredentials } from '../../engine/server/local.js';
+import type { CommandRun } from '../context.js';
+import { CliError } from '../errors.js';
+import { configPathOf } from '../instance.js';
+import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, untilSignal } from '../watch-session.js';
+
+/**
+ * `schemasync dev` (contract.md §4, issue 6): the local server, a first sync and watch, in
+ * one process with one log. The request log is off (the sync lines are the log); the
+ * server is the same one `serve` runs, so SDK, curl and the other commands reach it.
+ */
+export interface DevOptions {
+  host: string;
+  port: string;
+  data: string;
+  rateLimit: boolean;
+  quiet?: boolean;
+  allowDestructive?: string | boolean;
+  debounce?: string;
+}
+
+export const run: CommandRun<DevOptions> = async (ctx) => {
+  const { host } = ctx.options;
+  const port = Number(ctx.options.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new CliError(`--port must be a whole number from 0 to 65535, got "${ctx.options.port}"`);
+  }
+  const debounceMs = parseDebounce(ctx.options.debounce);
+  const allowDestructive = parseAllowDestructive(ctx.options.allowDestructive);
+  const configPath = configPathOf(ctx);
+  // The data folder sits next to schemasync.yaml (unless absolute), where the other
+  // commands look for its credentials.json when run with the same --config.
+  const dataDir = isAbsolute(ctx.options.data) ? ctx.options.data : resolve(dirname(configPath), ctx.options.data);
+
+  // Signals are caught from the start, so a Ctrl-C during start-up still exits cleanly.
+  const stop = untilSignal();
+  let server;
+  try {
+    server = await startLocalServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false, logger: false });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE') throw new CliError(`port ${port} on ${host} is already in use`, { hint: 'Pick another with --port.' });
+    if (e.code === 'EACCES') throw new CliError(`not allowed to listen on ${host}:${port}`);
+    throw err;
+  }
+  try {
+    let apiKey = server.createdKey ?? readCredentials(dataDir)?.apiKey;
+    if (!apiKey) {
+      // Keys exist but credentials.json is gone: mint a fresh owner key for this folder.
+      apiKey = server.store.createKey({ name: 'dev', role: 'owner', scopes: null }).secret;
+      writeCredentials(server.credentialsPath, { baseUrl: server.baseUrl, apiKey });
+    }
+    const c = ctx.colors;
+    const shown = (p: string) => relative(ctx.cwd, p) || p;
+    ctx.stdout.write(`schemasync dev: server on ${c.bold(server.baseUrl)}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}\n`);
+    ctx.stdout.write(`data: ${shown(server.dataDir)}  credentials: ${shown(server.credentialsPath)} (mode 0600)\n`);
+    if (server.createdKey) ctx.stdout.write(`owner API key (shown once): ${c.bold(server.createdKey)}\n`);
+    return await runWatch(ctx, {
+      configPath,
+      debounceMs,
+      allowDestructive,
+      push: sdkPush(server.baseUrl, apiKey),
+      syncCommand: syncCommandFor(ctx),
+      stopSignal: stop,
+    });
+  } finally {
+    await server.close();
+  }
+};

@@ -1,0 +1,258 @@
+import { relative, resolve } from 'node:path';
+import type { Declaration } from '../engine/model/declaration.js';
+import type { AllowDestructive, Step, StepAction } from '../engine/plan/types.js';
+import {
+  startWatchLoop,
+  type LoadOutcome,
+  type LoopDiagnostic,
+  type LoopEvent,
+  type PushAnswer,
+  type PushCall,
+} from '../engine/watch/loop.js';
+import { SchemaClient } from '../engine/sdk/index.js';
+import type { CommandContext } from './context.js';
+import { CliError, formatServiceErrorLine } from './errors.js';
+
+/**
+ * What `watch` and `dev` share: the loop wired to the real loader, one log line per
+ * event, and a clean stop on Ctrl-C (issue 6: exit code 0).
+ */
+
+export interface WatchRunOptions {
+  configPath: string;
+  debounceMs: number;
+  allowDestructive: AllowDestructive;
+  push: (source: string, declaration: Declaration, call: PushCall) => Promise<PushAnswer>;
+  /** The command that applies held-back steps (without `--allow-destructive`). */
+  syncCommand: string;
+  /** Resolves when the user asks to stop; defaults to the first SIGINT or SIGTERM. */
+  stopSignal?: Promise<NodeJS.Signals>;
+  /** Called after the first run has finished (dev prints its banner tail here). */
+  onFirstRun?: () => void;
+}
+
+/** `--allow-destructive` as commander gives it: absent, bare (all), or a comma list. */
+export function parseAllowDestructive(value: unknown): AllowDestructive {
+  if (value === undefined || value === false) return false;
+  if (value === true || value === '' || value === 'true' || value === 'all') return true;
+  const targets = String(value)
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+  return targets.length ? targets : true;
+}
+
+export function parseDebounce(value: unknown): number {
+  const ms = Number(value ?? 75);
+  if (!Number.isFinite(ms) || ms < 0 || ms > 60_000) {
+    throw new CliError(`--debounce must be a number of milliseconds from 0 to 60000, got "${String(value)}"`);
+  }
+  return Math.round(ms);
+}
+
+export function syncCommandFor(ctx: CommandContext<unknown>): string {
+  return ctx.global.config ? `schemasync sync --config ${ctx.global.config}` : 'schemasync sync';
+}
+
+export const debugEnabled = (): boolean => Boolean(process.env['SCHEMASYNC_DEBUG']);
+
+/** Resolves on the first SIGINT/SIGTERM and removes its handlers. */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolvePromise) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolvePromise(signal);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+export async function runWatch(ctx: CommandContext<unknown>, options: WatchRunOptions): Promise<number> {
+  const stopSignal = options.stopSignal ?? untilSignal();
+  const debug = debugEnabled();
+  let firstRunDone = false;
+  const render = makeRenderer(ctx, debug);
+  const loop = startWatchLoop({
+    configPath: options.configPath,
+    debounceMs: options.debounceMs,
+    allowDestructive: options.allowDestructive,
+    syncCommand: options.syncCommand,
+    load: () => loadForWatch(options.configPath),
+    push: options.push,
+    emit: (event) => {
+      render(event);
+      if (event.type === 'run-end' && !firstRunDone) {
+        firstRunDone = true;
+        options.onFirstRun?.();
+      }
+    },
+  });
+  await loop.ready;
+  const c = ctx.colors;
+  ctx.stdout.write(`${c.dim(stamp())} watching ${relative(ctx.cwd, options.configPath) || options.configPath} and its schema files (Ctrl-C to stop)\n`);
+  const signal = await stopSignal;
+  ctx.stdout.write(`\n${c.dim(stamp())} ${signal}: stopping\n`);
+  await loop.close();
+  return 0;
+}
+
+/**
+ * The push the loop calls, through the SDK like every other command. No SDK retries: the
+ * loop has its own backoff for an unreachable server, and a refusal must come back at
+ * once (SCHEMA_DESTRUCTIVE_NOT_ALLOWED is a 500 the SDK would otherwise retry).
+ */
+export function sdkPush(baseUrl: string, apiKey: string | undefined): WatchRunOptions['push'] {
+  const client = new SchemaClient({ baseUrl, apiKey, retries: 0, timeoutMs: 15_000 });
+  return (source, declaration, call) =>
+    client.sources.push(source, declaration, { dryRun: call.dryRun, allowDestructive: call.allowDestructive });
+}
+
+// --- loading -------------------------------------------------------------------------
+
+interface LocatedLike {
+  severity: 'error' | 'warning';
+  message: string;
+  code?: string;
+  suggestion?: string;
+  file?: string;
+  line?: number;
+  column?: number;
+}
+
+interface LoadedProjectLike {
+  config?: { source?: string; schema?: string | string[] };
+  declaration?: Declaration;
+  diagnostics: LocatedLike[];
+}
+
+type LoadProject = (options: { configPath: string }) => Promise<LoadedProjectLike> | LoadedProjectLike;
+
+// engine/declaration/load.ts is written in parallel; a specifier in a variable keeps the
+// build green until it lands.
+const LOAD_MODULE = '../engine/declaration/load.js';
+let loadProjectFn: LoadProject | undefined;
+
+export async function loadForWatch(configPath: string): Promise<LoadOutcome> {
+  loadProjectFn ??= ((await import(LOAD_MODULE)) as { loadProject: LoadProject }).loadProject;
+  const loaded = await loadProjectFn({ configPath });
+  const out: LoadOutcome = {
+    diagnostics: loaded.diagnostics.map((d): LoopDiagnostic => {
+      const x: LoopDiagnostic = { severity: d.severity, message: d.message };
+      if (d.code !== undefined) x.code = d.code;
+      if (d.suggestion !== undefined) x.suggestion = d.suggestion;
+      if (d.file !== undefined) x.file = d.file;
+      if (d.line !== undefined) x.line = d.line;
+      if (d.column !== undefined) x.column = d.column;
+      return x;
+    }),
+  };
+  if (loaded.config?.source !== undefined) out.source = loaded.config.source;
+  if (loaded.config?.schema !== undefined) out.schema = loaded.config.schema;
+  if (loaded.declaration !== undefined) out.declaration = loaded.declaration;
+  return out;
+}
+
+// --- rendering -----------------------------------------------------------------------
+
+const stamp = () => new Date().toTimeString().slice(0, 8);
+
+const NOUN: Record<StepAction, { sign: '+' | '~' | '-'; noun: string }> = {
+  create_object: { sign: '+', noun: 'object' },
+  add_attribute: { sign: '+', noun: 'attribute' },
+  create_view: { sign: '+', noun: 'view' },
+  rename_object: { sign: '~', noun: 'rename' },
+  rename_attribute: { sign: '~', noun: 'rename' },
+  change_object: { sign: '~', noun: 'change' },
+  change_attribute: { sign: '~', noun: 'change' },
+  change_view: { sign: '~', noun: 'change' },
+  drop_object: { sign: '-', noun: 'object' },
+  drop_attribute: { sign: '-', noun: 'attribute' },
+  drop_view: { sign: '-', noun: 'view' },
+};
+
+/** `+1 attribute ~1 change` (issue 6: what changed, in one line). */
+export function summarizeSteps(steps: readonly Step[]): string {
+  const counts = new Map<string, number>();
+  for (const s of steps) {
+    const n = NOUN[s.action];
+    const key = `${n.sign}${n.noun}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts]
+    .map(([key, n]) => `${key[0]}${n} ${key.slice(1)}${n === 1 ? '' : 's'}`)
+    .join(' ');
+}
+
+export function formatDiagnostic(cwd: string, d: LoopDiagnostic): string {
+  const where = d.file ? `${relative(cwd, resolve(cwd, d.file)) || d.file}${d.line ? `:${d.line}${d.column ? `:${d.column}` : ''}` : ''} ` : '';
+  const hint = d.suggestion ? ` (did you mean "${d.suggestion}"?)` : '';
+  return `${where}${d.severity}${d.code ? ` ${d.code}` : ''} ${d.message}${hint}`;
+}
+
+function makeRenderer(ctx: CommandContext<unknown>, debug: boolean) {
+  const c = ctx.colors;
+  const out = (line: string) => ctx.stdout.write(`${c.dim(stamp())} ${line}\n`);
+  const raw = (line: string) => ctx.stdout.write(`         ${line}\n`);
+  return (e: LoopEvent): void => {
+    switch (e.type) {
+      case 'run-start':
+        if (debug) out(c.dim(`[run ${e.run}] sync started`));
+        return;
+      case 'run-end':
+        if (debug) out(c.dim(`[run ${e.run}] sync finished: ${e.outcome}`));
+        return;
+      case 'changed':
+        if (debug) out(c.dim(`${e.event.kind} ${relative(ctx.cwd, e.event.path)}`));
+        return;
+      case 'synced': {
+        const targets = e.plan.steps.map((s) => s.target);
+        const named = targets.length <= 4 ? ` ${c.dim(targets.join(', '))}` : '';
+        out(`${c.green('✓')} synced ${e.source} v${e.version}: ${summarizeSteps(e.plan.steps)} (${e.ms} ms)${named}`);
+        return;
+      }
+      case 'unchanged':
+        out(`${c.dim('·')} ${e.source} v${e.version} is up to date (${e.ms} ms)`);
+        return;
+      case 'warnings':
+        for (const d of e.diagnostics) raw(c.yellow(formatDiagnostic(ctx.cwd, d)));
+        return;
+      case 'invalid': {
+        const n = e.diagnostics.length;
+        out(`${c.red('✗')} not synced: ${n || 'an'} error${n === 1 ? '' : 's'} in the declaration (fix and save; still watching)`);
+        for (const d of e.diagnostics) raw(formatDiagnostic(ctx.cwd, d));
+        return;
+      }
+      case 'held': {
+        const n = e.steps.length;
+        out(`${c.yellow('!')} held back: ${n} destructive step${n === 1 ? '' : 's'} would lose data; nothing was applied`);
+        for (const s of e.steps) {
+          const affected = s.affected !== undefined ? ` (${s.affected} affected)` : '';
+          raw(`${c.red('-')} ${s.target}: ${s.action.replace('_', ' ')}${affected}${s.reason ? ` — ${s.reason}` : ''}`);
+        }
+        raw(`to apply: ${c.bold(e.command)}`);
+        return;
+      }
+      case 'refused': {
+        out(`${c.red('✗')} not synced: ${formatServiceErrorLine(e.failure.status, e.failure.code, e.failure.message).replace(/^Error: /, '')}`);
+        for (const k of e.conflicts) raw(`${c.red('!')} ${k.target}: ${k.message}${k.fix ? ` — ${k.fix}` : ''}`);
+        return;
+      }
+      case 'unreachable':
+        if (e.first) out(`${c.yellow('…')} ${e.message}; retrying (every save also retries)`);
+        else if (debug) out(c.dim(`still unreachable; next try in ${e.retryInMs} ms`));
+        return;
+      case 'reachable':
+        out(`${c.green('✓')} server reachable again`);
+        return;
+      case 'error':
+        out(`${c.red('✗')} ${e.message}`);
+        return;
+      default: {
+        const never: never = e;
+        return never;
+      }
+    }
+  };
+}
