@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { validateDeclaration } from '../../declaration/validate.js';
 import { ServiceError, isErrorCode, type ErrorCode } from '../../errors.js';
-import type { Declaration } from '../../model/declaration.js';
 import type { AllowDestructive } from '../../plan/types.js';
 import type { PushOptions } from '../../store/types.js';
 import { parseIfMatch, type RouteDeps } from '../context.js';
@@ -9,25 +9,6 @@ import * as s from '../schemas/admin.js';
 
 /** Name codes a declaration can fail with, answered in preference to the generic one (contract.md §3). */
 const NAME_CODES: readonly ErrorCode[] = ['SCHEMA_INVALID_OBJECT_NAME', 'SCHEMA_RESERVED_OBJECT_NAME', 'SCHEMA_INVALID_ATTRIBUTE_NAME'];
-
-/** engine/declaration/validate.ts's published signature (declaration brief, item 1). */
-interface Diagnostic {
-  severity: 'error' | 'warning';
-  code?: string;
-  message: string;
-  path: (string | number)[];
-  suggestion?: string;
-}
-type ValidateDeclaration = (raw: unknown) => { value?: Declaration; diagnostics: Diagnostic[] };
-
-// Loaded at first push: the declaration module is written in parallel with this one, and a
-// specifier held in a variable keeps the build green until it lands.
-const VALIDATE_MODULE = '../../declaration/validate.js';
-let validateDeclaration: ValidateDeclaration | undefined;
-async function loadValidator(): Promise<ValidateDeclaration> {
-  validateDeclaration ??= ((await import(VALIDATE_MODULE)) as { validateDeclaration: ValidateDeclaration }).validateDeclaration;
-  return validateDeclaration;
-}
 
 /**
  * /schema/sources/:id (contract.md §3 "Schema"). The push validates the declaration first
@@ -60,8 +41,7 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
     Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive };
   }>('/schema/sources/:id', { schema: s.pushSourceSchema, config: { action: 'schema:write' } }, async (request) => {
     const body = request.body;
-    const validate = await loadValidator();
-    const result = validate({ objects: {}, views: {}, ...(body.declaration as object) });
+    const result = validateDeclaration({ objects: {}, views: {}, ...(body.declaration as object) });
     const errors = result.diagnostics.filter((d) => d.severity === 'error');
     if (!result.value || errors.length > 0) {
       const named = errors.find((d) => isErrorCode(d.code) && NAME_CODES.includes(d.code));
