@@ -83,3 +83,20 @@ describe('record routes', () => {
     expect(d.body).toEqual({ success: true, data: { deleted: 2 } });
   });
 });
+
+describe('source push validation (before the store is asked)', () => {
+  it('an invalid declaration is 400 with the spec name code and every problem, paths into the body', async () => {
+    const r = await s.call('PUT', '/schema/sources/crm', {
+      body: { declaration: { objects: { 'Bad-Name': { attributes: {} }, deal: { attributes: { amount: { type: 'strng' } } } } } },
+    });
+    expectError(r, { status: 400, code: 'SCHEMA_INVALID_OBJECT_NAME', errors: true });
+    expect(r.body.errors.length).toBeGreaterThanOrEqual(2);
+    expect(r.body.errors.every((e: { path: unknown[] }) => e.path[0] === 'declaration')).toBe(true);
+    expect(JSON.stringify(r.body.errors)).toMatch(/text/);
+  });
+
+  it('a declaration that is not an object of objects/views is 400 Validation failed', async () => {
+    const r = await s.call('PUT', '/schema/sources/crm', { body: { declaration: { objects: [], extra: 1 } } });
+    expectError(r, { status: 400, code: undefined, message: 'Validation failed', errors: true });
+  });
+});
