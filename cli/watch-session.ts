@@ -9,7 +9,9 @@ import {
   type PushAnswer,
   type PushCall,
 } from '../engine/watch/loop.js';
+import { loadProject } from '../engine/declaration/load.js';
 import { SchemaClient } from '../engine/sdk/index.js';
+import { withSuggestion } from './render/diagnostics.js';
 import type { CommandContext } from './context.js';
 import { CliError, formatServiceErrorLine } from './errors.js';
 
@@ -111,37 +113,14 @@ export function sdkPush(baseUrl: string, apiKey: string | undefined): WatchRunOp
 
 // --- loading -------------------------------------------------------------------------
 
-interface LocatedLike {
-  severity: 'error' | 'warning';
-  message: string;
-  code?: string;
-  suggestion?: string;
-  file?: string;
-  line?: number;
-  column?: number;
-}
-
-interface LoadedProjectLike {
-  config?: { source?: string; schema?: string | string[] };
-  declaration?: Declaration;
-  diagnostics: LocatedLike[];
-}
-
-type LoadProject = (options: { configPath: string }) => Promise<LoadedProjectLike> | LoadedProjectLike;
-
-// engine/declaration/load.ts is written in parallel; a specifier in a variable keeps the
-// build green until it lands.
-const LOAD_MODULE = '../engine/declaration/load.js';
-let loadProjectFn: LoadProject | undefined;
-
 export async function loadForWatch(configPath: string): Promise<LoadOutcome> {
-  loadProjectFn ??= ((await import(LOAD_MODULE)) as { loadProject: LoadProject }).loadProject;
-  const loaded = await loadProjectFn({ configPath });
+  const loaded = await loadProject({ configPath });
   const out: LoadOutcome = {
     diagnostics: loaded.diagnostics.map((d): LoopDiagnostic => {
       const x: LoopDiagnostic = { severity: d.severity, message: d.message };
       if (d.code !== undefined) x.code = d.code;
       if (d.suggestion !== undefined) x.suggestion = d.suggestion;
+      if (d.fix !== undefined) x.fix = d.fix;
       if (d.file !== undefined) x.file = d.file;
       if (d.line !== undefined) x.line = d.line;
       if (d.column !== undefined) x.column = d.column;
@@ -187,8 +166,8 @@ export function summarizeSteps(steps: readonly Step[]): string {
 
 export function formatDiagnostic(cwd: string, d: LoopDiagnostic): string {
   const where = d.file ? `${relative(cwd, resolve(cwd, d.file)) || d.file}${d.line ? `:${d.line}${d.column ? `:${d.column}` : ''}` : ''} ` : '';
-  const hint = d.suggestion ? ` (did you mean "${d.suggestion}"?)` : '';
-  return `${where}${d.severity}${d.code ? ` ${d.code}` : ''} ${d.message}${hint}`;
+  // The same line `schemasync validate` prints, so editors' problem matchers read both.
+  return `${where}${d.severity}${d.code ? ` ${d.code}` : ''} ${withSuggestion(d)}${d.fix ? ` — ${d.fix}` : ''}`;
 }
 
 function makeRenderer(ctx: CommandContext<unknown>, debug: boolean) {

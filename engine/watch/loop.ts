@@ -26,6 +26,7 @@ export interface LoopDiagnostic {
   line?: number;
   column?: number;
   suggestion?: string;
+  fix?: string;
 }
 
 export interface LoadOutcome {
