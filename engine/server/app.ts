@@ -10,6 +10,7 @@ import { sendError } from './envelope.js';
 import { requirePermission } from './permissions.js';
 import { RateLimiter, bucketFor, type RateLimiterOptions } from './rate-limit.js';
 import { adminRoutes } from './routes/admin.js';
+import { fileRoutes } from './routes/files.js';
 import { healthRoutes } from './routes/health.js';
 import { recordRoutes } from './routes/records.js';
 import { schemaRoutes } from './routes/schema.js';
@@ -149,6 +150,8 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
       await v1.register(sourceRoutes, deps);
       await v1.register(recordRoutes, deps);
       await v1.register(adminRoutes, deps);
+      // Files and documents (issue 5); multipart parsing is registered inside, for these routes only.
+      await v1.register(fileRoutes, deps);
       v1.get(
         '/openapi.json',
         { schema: { tags: ['health'], summary: 'This OpenAPI 3.1 document' }, config: { public: true } },

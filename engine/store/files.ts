@@ -502,3 +502,21 @@ export class FilesEngine {
     }
   }
 }
+
+/** What routes and the record store use of files (the Store exposes it as `store.files`). */
+export type FilesApi = Pick<
+  FilesEngine,
+  | 'uploadFile'
+  | 'getFile'
+  | 'openFile'
+  | 'renameFile'
+  | 'deleteFile'
+  | 'getDocument'
+  | 'renameDocument'
+  | 'deleteDocument'
+  | 'uploadDocument'
+  | 'applyDocumentValue'
+  | 'deleteRecordDocuments'
+  | 'deleteSchemaDocuments'
+  | 'flushReleases'
+>;

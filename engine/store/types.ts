@@ -4,6 +4,7 @@ import type { Filter, SortSpec } from '../model/filter.js';
 import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
 import type { DataFacts } from '../plan/facts.js';
 import type { AllowDestructive, Plan } from '../plan/types.js';
+import type { FilesApi } from './files.js';
 
 /**
  * The store's public surface: what routes, the sync engine and tests call. Routes never
@@ -143,6 +144,12 @@ export interface Store {
   listViews(): StoredView[];
   findView(name: string): StoredView | undefined;
   findSource(id: string): StoredSource | undefined;
+
+  /**
+   * Files and documents (contract.md §3, engine/store/files.ts): present when the store was
+   * opened with a folder for the bytes (`<data>/files`). The file routes answer 503 without it.
+   */
+  readonly files?: FilesApi;
 
   /** Read-only data probe for the planner (engine/plan/facts.ts). */
   facts(): DataFacts;

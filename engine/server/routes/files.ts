@@ -1,0 +1,191 @@
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ServiceError } from '../../errors.js';
+import type { DocumentOut, FileOut, FilesApi } from '../../store/files.js';
+import type { Store } from '../../store/types.js';
+import { actorOf, type RouteDeps } from '../context.js';
+import { ok } from '../envelope.js';
+import { requirePermission } from '../permissions.js';
+import * as s from '../schemas/files.js';
+
+interface IdParams { id: string }
+interface UploadParams { objectName: string; recordId: string; attribute: string }
+
+function filesOf(store: Store): FilesApi {
+  const files = store.files;
+  if (!files || typeof files.getFile !== 'function') {
+    throw new ServiceError('CONFIGURATION_REQUIRED', 'This store keeps no files (it was opened without a data folder)');
+  }
+  return files;
+}
+
+/**
+ * Files and documents (contract.md §3 "Files and documents"). Multipart bodies are read
+ * part by part and the `file` part is handed to the store as a stream, never buffered
+ * (issue 5); the limits are the store's (maxFileSize per attribute, the server cap for
+ * POST /files), enforced while the bytes arrive. The upload routes count in the upload
+ * rate bucket (rate-limit.ts bucketFor: POST /files…, /upload…).
+ */
+export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Promise<void> {
+  // Registered in this plugin only, so no other route accepts multipart bodies. The size
+  // limit is ours (blobs.ts aborts the stream as soon as it is passed), not busboy's
+  // silent truncation.
+  await app.register(multipart, {
+    limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 20 },
+  });
+
+  const read = { action: 'files:read' } as const;
+  const write = { action: 'files:write' } as const;
+
+  app.post('/files', { schema: s.uploadFileSchema, config: write }, async (request, reply) => {
+    const actor = actorOf(request);
+    const files = filesOf(store);
+    const file = await readMultipart<FileOut>(request, (part) =>
+      files.uploadFile({ name: part.filename, mimeType: part.mimetype, stream: part.file }, actor),
+    );
+    return reply.code(201).send(ok(file.result));
+  });
+
+  app.get<{ Params: IdParams }>('/files/:id', { schema: s.getFileSchema, config: read }, async (request) =>
+    ok(filesOf(store).getFile(request.params.id)),
+  );
+
+  app.get<{ Params: IdParams }>('/files/:id/content', { schema: s.fileContentSchema, config: read }, async (request, reply) => {
+    const { file, stream } = filesOf(store).openFile(request.params.id);
+    reply
+      .header('content-type', file.mimeType)
+      .header('content-length', String(file.size))
+      .header('etag', `"${file.sha256}"`)
+      // The stored type is the uploader's claim: never let a browser sniff it into HTML.
+      .header('x-content-type-options', 'nosniff')
+      .header('content-disposition', contentDisposition(file.name));
+    return reply.send(stream);
+  });
+
+  app.put<{ Params: IdParams; Body: { name: string } }>('/files/:id', { schema: s.renameFileSchema, config: write }, async (request) =>
+    ok(filesOf(store).renameFile(request.params.id, request.body.name)),
+  );
+
+  app.delete<{ Params: IdParams }>('/files/:id', { schema: s.deleteFileSchema, config: write }, async (request) =>
+    ok(filesOf(store).deleteFile(request.params.id, actorOf(request))),
+  );
+
+  app.post<{ Params: UploadParams }>(
+    '/upload/:objectName/:recordId/:attribute',
+    { schema: s.uploadDocumentSchema, config: write },
+    async (request, reply) => {
+      const actor = actorOf(request);
+      // Attaching changes the record too.
+      requirePermission(actor, 'records:write');
+      const files = filesOf(store);
+      const { objectName, recordId, attribute } = request.params;
+      const out = await readMultipart<DocumentOut>(request, (part, title) =>
+        files.uploadDocument(
+          { object: objectName, recordId, attribute },
+          { name: part.filename, mimeType: part.mimetype, stream: part.file, title },
+          actor,
+        ),
+      );
+      // A `title` field sent after the file part arrives once the document exists.
+      let doc = out.result;
+      if (out.lateTitle !== undefined && out.lateTitle.trim() !== '') doc = files.renameDocument(doc.id, out.lateTitle);
+      return reply.code(201).send(ok(doc));
+    },
+  );
+
+  app.get<{ Params: IdParams }>('/documents/:id', { schema: s.getDocumentSchema, config: read }, async (request) =>
+    ok(filesOf(store).getDocument(request.params.id)),
+  );
+
+  app.patch<{ Params: IdParams; Body: { title: string } }>(
+    '/documents/:id',
+    { schema: s.patchDocumentSchema, config: write },
+    async (request) => ok(filesOf(store).renameDocument(request.params.id, request.body.title)),
+  );
+
+  app.delete<{ Params: IdParams }>('/documents/:id', { schema: s.deleteDocumentSchema, config: write }, async (request) => {
+    const actor = actorOf(request);
+    requirePermission(actor, 'records:write');
+    return ok(filesOf(store).deleteDocument(request.params.id, actor));
+  });
+}
+
+interface FilePart {
+  filename: string;
+  mimetype: string;
+  file: NodeJS.ReadableStream & import('node:stream').Readable;
+}
+
+/**
+ * Walk the multipart body: collect `title`, hand the one `file` part to `consume` as a
+ * stream. On any failure the rest of the request body is discarded, so the client gets
+ * its answer instead of a stalled upload.
+ */
+async function readMultipart<T>(
+  request: FastifyRequest,
+  consume: (part: FilePart, title: string | undefined) => Promise<T>,
+): Promise<{ result: T; lateTitle: string | undefined }> {
+  if (!request.isMultipart()) {
+    throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'Send the file as multipart/form-data with a field named file', {
+      errors: [{ path: ['file'], message: 'body must be multipart/form-data with a file field' }],
+    });
+  }
+  let title: string | undefined;
+  let lateTitle: string | undefined;
+  let done: { result: T } | undefined;
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'field') {
+        if (part.fieldname === 'title' && typeof part.value === 'string') {
+          if (done) lateTitle = part.value;
+          else title = part.value;
+        }
+        continue;
+      }
+      if (part.fieldname !== 'file' || done) {
+        part.file.resume(); // not ours: drain it
+        continue;
+      }
+      done = { result: await consume(part as unknown as FilePart, title) };
+    }
+  } catch (err) {
+    discardRest(request);
+    throw multipartError(err);
+  }
+  if (!done) {
+    throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'The multipart body has no file field', {
+      errors: [{ path: ['file'], message: 'a part named file is required' }],
+    });
+  }
+  return { result: done.result, lateTitle };
+}
+
+/** Stop parsing and let the socket drain; `connection: close` ends it after the answer. */
+function discardRest(request: FastifyRequest): void {
+  const raw = request.raw;
+  raw.unpipe();
+  raw.on('error', () => undefined);
+  raw.resume();
+}
+
+/** busboy's own limit errors, said in the envelope's terms. */
+function multipartError(err: unknown): unknown {
+  const code = (err as { code?: string }).code;
+  if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') {
+    return new ServiceError('SCHEMA_VALIDATION_FAILED', 'Too many parts: send one file field (and optionally title)', {
+      errors: [{ path: ['file'], message: 'one file per request' }],
+    });
+  }
+  if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' || code === 'FST_PROTO_VIOLATION') {
+    return new ServiceError('SCHEMA_VALIDATION_FAILED', 'The multipart body could not be read', {
+      errors: [{ path: ['file'], message: String((err as Error).message) }],
+    });
+  }
+  return err;
+}
+
+/** RFC 6266 with an RFC 5987 UTF-8 name; the ASCII fallback drops anything unsafe in a header. */
+function contentDisposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}

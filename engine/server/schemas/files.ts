@@ -1,0 +1,118 @@
+import { deletedIdSchema, idParam, responses, securityRequired } from './common.js';
+
+/**
+ * Files and documents (contract.md §3 "Files and documents"). Upload bodies are
+ * multipart/form-data, streamed by @fastify/multipart rather than validated as JSON, so
+ * their shape is documented in `consumes` + the description; the JSON bodies are validated.
+ */
+export const fileOut = {
+  type: 'object',
+  required: ['id', 'name', 'mimeType', 'size', 'sha256', 'uploadedBy', 'createdAt'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string', description: 'The uploaded file name: metadata only' },
+    mimeType: { type: 'string' },
+    size: { type: 'integer', description: 'bytes' },
+    sha256: { type: 'string' },
+    uploadedBy: { type: ['string', 'null'], description: 'id of the API key that uploaded it' },
+    createdAt: { type: 'string' },
+  },
+} as const;
+
+export const documentOut = {
+  type: 'object',
+  required: ['id', 'title', 'fileId', 'object', 'recordId', 'attribute', 'createdAt'],
+  properties: {
+    id: { type: 'string' },
+    title: { type: 'string' },
+    fileId: { type: 'string' },
+    object: { type: 'string' },
+    recordId: { type: 'string' },
+    attribute: { type: 'string' },
+    createdAt: { type: 'string' },
+  },
+} as const;
+
+const fileId = idParam('id', 'the file id');
+const documentId = idParam('id', 'the document id');
+
+export const uploadFileSchema = {
+  tags: ['files'], security: securityRequired,
+  summary: 'Upload a file (multipart/form-data, field `file`)',
+  description: 'Streamed to disk while hashing; never held in memory. Over the server limit → 413 PAYLOAD_TOO_LARGE, nothing kept.',
+  consumes: ['multipart/form-data'],
+  response: responses(201, fileOut),
+};
+
+export const getFileSchema = {
+  tags: ['files'], security: securityRequired, summary: "A file's metadata",
+  params: fileId,
+  response: responses(200, fileOut),
+};
+
+export const fileContentSchema = {
+  tags: ['files'], security: securityRequired, summary: "A file's bytes, with its content type",
+  params: fileId,
+  produces: ['application/octet-stream'],
+};
+
+export const renameFileSchema = {
+  tags: ['files'], security: securityRequired, summary: 'Rename a file',
+  params: fileId,
+  body: {
+    type: 'object',
+    required: ['name'],
+    additionalProperties: false,
+    properties: { name: { type: 'string', minLength: 1, maxLength: 255 } },
+  },
+  response: responses(200, fileOut),
+};
+
+export const deleteFileSchema = {
+  tags: ['files'], security: securityRequired,
+  summary: "Delete a file (someone else's upload → 500 SCHEMA_ACCESS_DENIED unless owner or admin)",
+  params: fileId,
+  response: responses(200, deletedIdSchema),
+};
+
+export const uploadDocumentSchema = {
+  tags: ['documents'], security: securityRequired,
+  summary: 'Upload a file and attach it to a document attribute (multipart: `file`, optional `title`)',
+  description:
+    'Checks accepts (DOCUMENT_MIME_NOT_ACCEPTED), maxFileSize (DOCUMENT_FILE_TOO_LARGE, while streaming) and the single-file rule (DOCUMENT_MULTIPLE_NOT_ALLOWED). A refused upload leaves no bytes and no row.',
+  consumes: ['multipart/form-data'],
+  params: {
+    type: 'object',
+    required: ['objectName', 'recordId', 'attribute'],
+    properties: {
+      objectName: { type: 'string', minLength: 1, maxLength: 200 },
+      recordId: { type: 'string', minLength: 1, maxLength: 200 },
+      attribute: { type: 'string', minLength: 1, maxLength: 200 },
+    },
+  },
+  response: responses(201, documentOut),
+};
+
+export const getDocumentSchema = {
+  tags: ['documents'], security: securityRequired, summary: 'A document',
+  params: documentId,
+  response: responses(200, documentOut),
+};
+
+export const patchDocumentSchema = {
+  tags: ['documents'], security: securityRequired, summary: "Change a document's title",
+  params: documentId,
+  body: {
+    type: 'object',
+    required: ['title'],
+    additionalProperties: false,
+    properties: { title: { type: 'string', minLength: 1, maxLength: 500 } },
+  },
+  response: responses(200, documentOut),
+};
+
+export const deleteDocumentSchema = {
+  tags: ['documents'], security: securityRequired, summary: 'Delete a document (its id leaves the record value)',
+  params: documentId,
+  response: responses(200, deletedIdSchema),
+};
