@@ -81,6 +81,7 @@ const formatOption = () =>
 program
   .command('init')
   .description('write schemasync.yaml and a starter schema/ folder')
+  .argument('[dir]', 'folder to create the project in (default: the current folder)')
   .option('--source <id>', 'schema source id', undefined)
   .option('--force', 'overwrite existing files')
   .action(action(() => import('./commands/init.js')));

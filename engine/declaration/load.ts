@@ -106,7 +106,9 @@ function parseFile(file: string, out: LocatedDiagnostic[]): Parsed | undefined {
       column: col,
     });
   }
-  if (doc.errors.length > 0) return { lineCounter };
+  // A duplicate key leaves a usable document (the first value is kept), so the rest of
+  // the file is still checked; any other syntax error makes its content unreliable.
+  if (doc.errors.some((e) => e.code !== 'DUPLICATE_KEY')) return { lineCounter };
   try {
     parsed.value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (err) {
