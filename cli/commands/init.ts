@@ -69,7 +69,10 @@ export const run: CommandRun<InitOptions> = async (ctx) => {
       text: starter(relative(schemaDir, join(dir, 'node_modules/schemasync/schemas/declaration.schema.json')).split('\\').join('/')),
     },
   ];
-  const shown = (p: string): string => relative(ctx.cwd, p) || p;
+  const shown = (p: string): string => {
+    const rel = relative(ctx.cwd, p);
+    return rel === '' || rel.startsWith('..') ? p : rel;
+  };
   const existing = files.filter((f) => existsSync(f.path));
   if (existing.length > 0 && !ctx.options.force) {
     throw new CliError(`${existing.map((f) => shown(f.path)).join(' and ')} already exist${existing.length === 1 ? 's' : ''}; nothing was written`, {
@@ -80,7 +83,7 @@ export const run: CommandRun<InitOptions> = async (ctx) => {
   for (const f of files) writeFileSync(f.path, f.text);
   const c = ctx.colors;
   for (const f of files) ctx.stdout.write(`${c.green('created')} ${shown(f.path)}\n`);
-  const cd = relative(ctx.cwd, dir);
+  const cd = dir === ctx.cwd ? '' : shown(dir);
   ctx.stdout.write(`\nNext:\n${cd ? `  cd ${cd}\n` : ''}  schemasync validate\n  schemasync dev\n`);
   return 0;
 };

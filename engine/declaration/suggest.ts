@@ -33,7 +33,7 @@ export const TYPE_ALIASES: Readonly<Record<string, string>> = {
 
 /**
  * The closest candidate to `input`, or undefined when none is close enough to be a typo
- * (at most a third of the word's letters, and at least one, may differ).
+ * (about a third of the word’s letters may differ, at least one).
  */
 export function closest(input: string, candidates: Iterable<string>): string | undefined {
   const lower = input.toLowerCase();
@@ -47,7 +47,7 @@ export function closest(input: string, candidates: Iterable<string>): string | u
       bestDistance = d;
     }
   }
-  const limit = Math.max(1, Math.floor(Math.max(input.length, 3) / 3));
+  const limit = Math.max(1, Math.ceil(input.length / 3));
   return bestDistance <= limit ? best : undefined;
 }
 
