@@ -93,7 +93,6 @@ export async function runWatch(ctx: CommandContext<unknown>, options: WatchRunOp
   });
   await loop.ready;
   const c = ctx.colors;
-  ctx.stdout.write(`${c.dim(stamp())} watching ${relative(ctx.cwd, options.configPath) || options.configPath} and its schema files (Ctrl-C to stop)\n`);
   const signal = await stopSignal;
   ctx.stdout.write(`\n${c.dim(stamp())} ${signal}: stopping\n`);
   await loop.close();
@@ -182,6 +181,11 @@ function makeRenderer(ctx: CommandContext<unknown>, debug: boolean) {
       case 'run-end':
         if (debug) out(c.dim(`[run ${e.run}] sync finished: ${e.outcome}`));
         return;
+      case 'watching': {
+        const shown = e.paths.map((p) => relative(ctx.cwd, p) || p);
+        out(`watching ${shown.join(', ')} (Ctrl-C to stop)`);
+        return;
+      }
       case 'changed':
         if (debug) out(c.dim(`${e.event.kind} ${relative(ctx.cwd, e.event.path)}`));
         return;

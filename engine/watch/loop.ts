@@ -68,6 +68,7 @@ export type LoopEvent =
   | { type: 'unreachable'; run: number; message: string; retryInMs: number; first: boolean }
   | { type: 'reachable'; run: number }
   | { type: 'changed'; event: WatchEvent }
+  | { type: 'watching'; paths: string[] }
   | { type: 'error'; run: number; message: string };
 
 export type RunOutcome = 'synced' | 'unchanged' | 'invalid' | 'held' | 'refused' | 'unreachable' | 'error';
@@ -240,6 +241,7 @@ export function startWatchLoop(options: WatchLoopOptions): WatchLoop {
       onError: (err) => options.emit({ type: 'error', run: 0, message: `watcher: ${err instanceof Error ? err.message : String(err)}` }),
     });
     await watcher.ready;
+    options.emit({ type: 'watching', paths: targets.paths });
     if (options.initialRun !== false) scheduler.runNow();
   })();
 

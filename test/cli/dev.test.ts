@@ -1,0 +1,102 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, atomicWrite, attributesOf, credentials, poll, runLines, start, tempProject, type Running } from './watch-helpers.js';
+
+/**
+ * `schemasync dev` end to end (issue 6): the real bin on a temp project, files edited for
+ * real, the result read back over HTTP. Needs `npm run build` first.
+ */
+const deal = (attrs: Record<string, string>) =>
+  `objects:\n  deal:\n    attributes:\n${Object.entries(attrs)
+    .map(([n, t]) => `      ${n}: { type: ${t} }\n`)
+    .join('')}`;
+
+describe('schemasync dev', () => {
+  let dir: string;
+  let dev: Running;
+  let baseUrl: string;
+  let key: string;
+  const file = () => join(dir, 'schema', 'deal.yaml');
+  const attrs = () => attributesOf(baseUrl, key, 'deal');
+  const until = (pred: (a: string[] | undefined) => boolean, what: string) =>
+    poll(async () => {
+      const a = await attrs();
+      return pred(a) ? (a ?? []) : undefined;
+    }, () => `${what}\nstdout:\n${dev.out()}\nstderr:\n${dev.err()}`);
+
+  beforeAll(async () => {
+    dir = tempProject({ 'deal.yaml': deal({ title: 'text' }) });
+    dev = start(['dev', '--port', '0', '--no-rate-limit'], dir);
+    const m = await dev.waitFor(/server on (http:\/\/\S+\/v1)/, 'the server banner');
+    baseUrl = m[1]!;
+    key = credentials(join(dir, '.schemasync')).apiKey;
+    await dev.waitFor(/✓ synced crm v\d+/, 'the first sync');
+  });
+
+  afterAll(async () => {
+    if (dev.child.exitCode === null) {
+      dev.child.kill('SIGKILL');
+      await dev.exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts the server, writes credentials next to schemasync.yaml and syncs the declaration', async () => {
+    expect(dev.out()).toMatch(/owner API key \(shown once\): \S+/);
+    expect(await attrs()).toEqual(['title']);
+  });
+
+  it('applies a save', async () => {
+    writeFileSync(file(), deal({ title: 'text', priority: 'integer' }));
+    expect(await until((a) => a?.includes('priority') === true, 'priority to appear')).toEqual(['title', 'priority']);
+    await dev.waitFor(/✓ synced crm v\d+: \+1 attribute/, 'the summary line');
+  });
+
+  it('applies an atomic save (temp file renamed over the declaration)', async () => {
+    atomicWrite(file(), deal({ title: 'text', priority: 'integer', stage: 'text' }));
+    await until((a) => a?.includes('stage') === true, 'stage to appear');
+  });
+
+  it('ends a burst of 20 saves in the last state, with no overlapping syncs', async () => {
+    for (let i = 1; i <= 20; i++) {
+      writeFileSync(file(), deal({ title: 'text', priority: 'integer', stage: 'text', [`note${i}`]: 'text' }));
+    }
+    const final = await until((a) => a?.includes('note20') === true, 'note20 to appear');
+    expect(final).toEqual(['title', 'priority', 'stage', 'note20']);
+    // Wait for the log to settle (every started run finished), then check the order.
+    await poll(() => {
+      const l = runLines(dev.out());
+      return l.length > 0 && l.at(-1)?.what === 'finished' ? true : undefined;
+    }, () => 'the last run to finish');
+    const lines = runLines(dev.out());
+    lines.forEach((l, i) => {
+      expect(l.what).toBe(i % 2 === 0 ? 'started' : 'finished');
+      expect(l.run).toBe(Math.floor(i / 2) + 1);
+    });
+  });
+
+  it('reports a broken file with file:line:column, keeps watching, and resumes on the fix', async () => {
+    writeFileSync(file(), deal({ title: 'text', priority: 'integr' }));
+    await dev.waitFor(/schema\/deal\.yaml:5:\d+ error .*integr.*did you mean "integer"/, 'the located error');
+    expect(dev.child.exitCode).toBe(null);
+    writeFileSync(file(), deal({ title: 'text', priority: 'integer', fixed: 'boolean' }));
+    await until((a) => a?.includes('fixed') === true, 'the fix to apply');
+  });
+
+  it('holds back a destructive edit, naming the step, its count and the command', async () => {
+    const created = await api(baseUrl, key, 'POST', '/records/deal', { title: 'Big deal', priority: 1 });
+    expect(created.status).toBe(201);
+    writeFileSync(file(), deal({ title: 'text', fixed: 'boolean' })); // drops priority, which holds a value
+    await dev.waitFor(/held back: 1 destructive step/, 'the held-back line');
+    await dev.waitFor('schemasync sync --allow-destructive deal.priority', 'the command');
+    expect(dev.out()).toMatch(/- deal\.priority: drop attribute \(1 affected\)/);
+    expect(await attrs()).toContain('priority');
+  });
+
+  it('exits 0 on SIGINT', async () => {
+    dev.child.kill('SIGINT');
+    expect(await dev.exited).toBe(0);
+    expect(dev.out()).toContain('SIGINT: stopping');
+  });
+});
