@@ -99,7 +99,7 @@ program
   .addOption(formatOption())
   .option('--detailed-exitcode', 'exit 0 when nothing to do, 2 when changes are pending, 1 on error or conflict')
   .option('--out <file>', 'save the plan and the source version it was made against')
-  .action(action(notYet('plan')));
+  .action(action(() => import('./commands/plan.js')));
 
 program
   .command('sync')
@@ -108,7 +108,7 @@ program
   .option('-y, --yes', 'apply without asking')
   .option('--plan <file>', 'apply a saved plan, only if the source is unchanged since')
   .addOption(formatOption())
-  .action(action(notYet('sync')));
+  .action(action(() => import('./commands/sync.js')));
 
 program
   .command('watch')
@@ -122,7 +122,7 @@ program
   .description("write the stored schema (a source's, or runtime objects) as declaration YAML")
   .option('--runtime', 'pull runtime objects instead of the source')
   .option('--out <dir>', 'folder to write into (default: the schema folder)')
-  .action(action(notYet('pull')));
+  .action(action(() => import('./commands/pull.js')));
 
 const serveOptions = (cmd: Command): Command =>
   cmd

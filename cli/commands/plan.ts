@@ -1,0 +1,92 @@
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createTwoFilesPatch } from 'diff';
+import { stringify } from 'yaml';
+import type { Declaration } from '../../engine/model/declaration.js';
+import type { Plan } from '../../engine/plan/types.js';
+import { ServiceRequestError, type SchemaClient } from '../../engine/sdk/index.js';
+import type { CommandRun } from '../context.js';
+import { clientFor } from '../instance.js';
+import { renderPlanGithub, renderPlanJson, renderPlanText } from '../render/plan.js';
+import { loadOrFail, locator, type SavedPlan } from './plan-support.js';
+
+interface PlanOptions {
+  diff?: boolean;
+  format?: 'text' | 'json' | 'github';
+  detailedExitcode?: boolean;
+  out?: string;
+}
+
+/** The stored declaration of a source, or an empty one before its first push. */
+export async function storedDeclaration(client: SchemaClient, source: string): Promise<Declaration> {
+  try {
+    const s = await client.sources.get(source);
+    return s.declaration ?? { objects: {}, views: {} };
+  } catch (e) {
+    if (e instanceof ServiceRequestError && e.status === 404) return { objects: {}, views: {} };
+    throw e;
+  }
+}
+
+/** Without `renamedFrom` hints: they are instructions for one push, not part of the shape. */
+function forDiff(d: Declaration): string {
+  const objects: Record<string, unknown> = {};
+  for (const name of Object.keys(d.objects ?? {}).sort()) {
+    const { renamedFrom: _r, ...o } = d.objects[name]!;
+    const attributes: Record<string, unknown> = {};
+    for (const [a, spec] of Object.entries(o.attributes ?? {})) {
+      const { renamedFrom: _ar, ...rest } = spec;
+      attributes[a] = rest;
+    }
+    objects[name] = { ...o, attributes };
+  }
+  const views: Record<string, unknown> = {};
+  for (const name of Object.keys(d.views ?? {}).sort()) views[name] = d.views[name];
+  return stringify({ objects, views });
+}
+
+export function exitCodeFor(plan: Plan, detailed: boolean): number {
+  if (plan.conflicts.length > 0) return 1;
+  if (detailed && plan.steps.length > 0) return 2;
+  return 0;
+}
+
+/**
+ * `schemasync plan` (contract.md §4): validate offline, ask the instance for a dry run,
+ * print the plan. Exit 1 on declaration errors or conflicts; with --detailed-exitcode
+ * 2 when changes are pending, 0 when there is nothing to do.
+ */
+export const run: CommandRun<PlanOptions> = async (ctx) => {
+  const project = loadOrFail(ctx);
+  const client = clientFor(ctx);
+  const answer = await client.sources.push(project.source, project.declaration, { dryRun: true });
+  const plan = answer.plan;
+  const format = ctx.global.json ? 'json' : (ctx.options.format ?? 'text');
+
+  if (ctx.options.out) {
+    const saved: SavedPlan = {
+      schemasyncPlan: 1, source: project.source, baseUrl: client.baseUrl, baseVersion: plan.baseVersion,
+      declaration: project.declaration, plan, createdAt: new Date().toISOString(),
+    };
+    writeFileSync(resolve(ctx.cwd, ctx.options.out), `${JSON.stringify(saved, null, 2)}\n`);
+  }
+
+  if (format === 'json') ctx.stdout.write(renderPlanJson(plan));
+  else if (format === 'github') ctx.stdout.write(renderPlanGithub(plan, locator(project, ctx.cwd)));
+  else ctx.stdout.write(renderPlanText(plan, ctx.colors, client.baseUrl));
+
+  if (ctx.options.diff && format !== 'json') {
+    const stored = await storedDeclaration(client, project.source);
+    const patch = createTwoFilesPatch(`stored (${project.source} v${plan.baseVersion})`, 'declared', forDiff(stored), forDiff(project.declaration));
+    ctx.stdout.write(`\n${colorPatch(patch, ctx.colors)}`);
+  }
+  if (ctx.options.out && format === 'text') ctx.stdout.write(`Saved the plan to ${ctx.options.out}; apply it with: schemasync sync --plan ${ctx.options.out}\n`);
+  return exitCodeFor(plan, ctx.options.detailedExitcode === true);
+};
+
+function colorPatch(patch: string, c: import('../context.js').Colors): string {
+  return patch
+    .split('\n')
+    .map((l) => (l.startsWith('+') && !l.startsWith('+++') ? c.green(l) : l.startsWith('-') && !l.startsWith('---') ? c.red(l) : l))
+    .join('\n');
+}

@@ -1,0 +1,107 @@
+import { createInterface } from 'node:readline/promises';
+import { resolve } from 'node:path';
+import { refusal } from '../../engine/plan/refusal.js';
+import { ServiceRequestError } from '../../engine/sdk/index.js';
+import type { Plan } from '../../engine/plan/types.js';
+import type { CommandRun } from '../context.js';
+import { CliError, formatServiceErrorLine } from '../errors.js';
+import { clientFor } from '../instance.js';
+import { renderPlanJson, renderPlanText } from '../render/plan.js';
+import { loadOrFail, parseAllow, readSavedPlan } from './plan-support.js';
+
+interface SyncOptions {
+  allowDestructive?: boolean | string;
+  yes?: boolean;
+  plan?: string;
+  format?: 'text' | 'json' | 'github';
+}
+
+/**
+ * `schemasync sync` (contract.md §4): plan (dry run), refuse locally by the same rules
+ * and order the service applies (engine/plan/refusal.ts), confirm in a terminal, then
+ * push with `if-match` set to the version the plan was made against, so a push that
+ * raced another one is refused instead of applying an unreviewed plan.
+ */
+export const run: CommandRun<SyncOptions> = async (ctx) => {
+  const project = loadOrFail(ctx);
+  const client = clientFor(ctx);
+  const allow = parseAllow(ctx.options.allowDestructive);
+  const json = ctx.global.json === true || ctx.options.format === 'json';
+
+  let declaration = project.declaration;
+  let source = project.source;
+  let savedVersion: number | undefined;
+  if (ctx.options.plan) {
+    const saved = readSavedPlan(resolve(ctx.cwd, ctx.options.plan));
+    declaration = saved.declaration;
+    source = saved.source;
+    savedVersion = saved.baseVersion;
+  }
+
+  const dry = await client.sources.push(source, declaration, { dryRun: true });
+  const plan = dry.plan;
+  if (savedVersion !== undefined && plan.baseVersion !== savedVersion) {
+    throw new CliError(`The source ${source} changed since the plan was saved (planned against version ${savedVersion}, now ${plan.baseVersion}).`, {
+      hint: 'Run `schemasync plan --out <file>` again and review the new plan.',
+    });
+  }
+  if (!json) ctx.stdout.write(renderPlanText(plan, ctx.colors, client.baseUrl));
+
+  const refused = refusal(plan, { ...(allow !== undefined ? { allowDestructive: allow } : {}), currentVersion: plan.baseVersion });
+  if (refused) {
+    if (json) ctx.stdout.write(renderPlanJson(plan, { applied: false, error: { status: refused.status, code: refused.code, message: refused.message } }));
+    ctx.stderr.write(`${formatServiceErrorLine(refused.status, refused.code, refused.message)}\n`);
+    if (refused.code === 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED') {
+      for (const s of plan.steps.filter((x) => x.destructive)) ctx.stderr.write(`  - ${s.target}: ${s.reason ?? s.action} (${s.affected ?? 0} affected)\n`);
+    }
+    if (refused.details.fix) ctx.stderr.write(`  fix: ${refused.details.fix}\n`);
+    return 1;
+  }
+  if (plan.steps.length === 0) {
+    if (json) ctx.stdout.write(renderPlanJson(plan, { applied: false, version: dry.version }));
+    return 0;
+  }
+
+  if (!ctx.options.yes && process.stdin.isTTY && !json) {
+    if (!(await confirm(`Apply ${plan.steps.length} change${plan.steps.length === 1 ? '' : 's'} to ${client.baseUrl}? [y/N] `, ctx.stdout))) {
+      ctx.stderr.write('Cancelled; nothing was changed.\n');
+      return 1;
+    }
+  }
+
+  try {
+    const res = await client.sources.push(source, declaration, {
+      ...(allow !== undefined ? { allowDestructive: allow } : {}),
+      ifMatch: plan.baseVersion,
+    });
+    if (json) ctx.stdout.write(renderPlanJson(res.plan, { applied: res.applied, version: res.version }));
+    else ctx.stdout.write(ctx.colors.green(`Applied: source ${source} is now at version ${res.version}.\n`));
+    return 0;
+  } catch (e) {
+    if (e instanceof ServiceRequestError) e.hint = hintFor(e.code, plan);
+    throw e;
+  }
+};
+
+function hintFor(code: string | undefined, plan: Plan): string | undefined {
+  switch (code) {
+    case 'SCHEMA_CONFLICT':
+      return 'Someone pushed to this source since the plan was made: run `schemasync plan` again and review it.';
+    case 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED':
+      return `The push would lose data; review with \`schemasync plan\`, then pass --allow-destructive ${plan.steps.filter((s) => s.destructive).map((s) => s.target).join(',') || '<targets>'}.`;
+    case 'SCHEMA_SYNC_FAILED':
+      return 'The push failed partway and was rolled back; the instance is unchanged.';
+    default:
+      return undefined;
+  }
+}
+
+async function confirm(question: string, out: NodeJS.WritableStream): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: out });
+  try {
+    const answer = await rl.question(question);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
