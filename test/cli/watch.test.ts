@@ -1,0 +1,80 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { attributesOf, credentials, poll, start, tempProject, type Running } from './watch-helpers.js';
+
+/** `schemasync watch` against a separate `schemasync serve` (issue 6). Needs `npm run build`. */
+const deal = (extra = '') => `objects:\n  deal:\n    attributes:\n      title: { type: text }\n${extra}`;
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+const cleanEnv = { SCHEMASYNC_BASE_URL: '', SCHEMASYNC_API_KEY: '' };
+
+let procs: Running[] = [];
+let dirs: string[] = [];
+afterEach(async () => {
+  for (const p of procs) {
+    if (p.child.exitCode === null && p.child.signalCode === null) {
+      p.child.kill('SIGKILL');
+      await p.exited;
+    }
+  }
+  procs = [];
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  dirs = [];
+});
+
+function run(args: string[], cwd: string): Running {
+  const p = start(args, cwd, cleanEnv);
+  procs.push(p);
+  return p;
+}
+
+describe('schemasync watch', () => {
+  it('exits 2 when no instance is configured', async () => {
+    const dir = tempProject({ 'deal.yaml': deal() });
+    dirs.push(dir);
+    const w = run(['watch'], dir);
+    expect(await w.exited).toBe(2);
+    expect(w.err()).toMatch(/No instance configured/);
+  });
+
+  it('survives a stopped server: reports it, keeps watching, and syncs the latest state once it is back', async () => {
+    const dir = tempProject({ 'deal.yaml': deal() });
+    dirs.push(dir);
+    const port = String(await freePort());
+    const data = join(dir, '.schemasync');
+
+    // First start creates the owner key and credentials.json next to schemasync.yaml.
+    const first = run(['serve', '--port', port, '--data', data, '--quiet'], dir);
+    await first.waitFor('listening', 'serve to listen');
+    const { baseUrl, apiKey } = credentials(data);
+    first.child.kill('SIGINT');
+    expect(await first.exited).toBe(0);
+
+    const w = run(['watch'], dir);
+    await w.waitFor(/Could not connect to http:\/\/127\.0\.0\.1:\d+\/v1; retrying/, 'the unreachable line');
+    writeFileSync(join(dir, 'schema', 'deal.yaml'), deal('      amount: { type: number }\n'));
+    await w.waitFor(/\[run \d+\] sync finished: unreachable[\s\S]*\[run \d+\] sync finished: unreachable/, 'a retry');
+    expect(w.child.exitCode).toBe(null);
+
+    const again = run(['serve', '--port', port, '--data', data, '--quiet'], dir);
+    await again.waitFor('listening', 'serve to listen again');
+    await w.waitFor('server reachable again', 'the reconnect line');
+    await w.waitFor(/✓ synced crm v\d+: \+1 object/, 'the sync');
+    const attrs = await poll(() => attributesOf(baseUrl, apiKey, 'deal'), () => 'deal on the server');
+    expect(attrs).toEqual(['title', 'amount']);
+
+    w.child.kill('SIGINT');
+    expect(await w.exited).toBe(0);
+    again.child.kill('SIGINT');
+    expect(await again.exited).toBe(0);
+  });
+});
