@@ -1,0 +1,286 @@
+import Database from 'better-sqlite3';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ServiceError } from '../../engine/errors.js';
+import type { AttributeSpec } from '../../engine/model/attribute.js';
+import type { RecordOut, StoredObject } from '../../engine/model/stored.js';
+import { BlobStore } from '../../engine/store/blobs.js';
+import { FilesEngine } from '../../engine/store/files.js';
+import type { Store } from '../../engine/store/types.js';
+import { fakeStore } from './fake-store.js';
+import { expectError, startTestServer, type TestServer } from './helpers.js';
+
+/**
+ * Files and documents over real multipart HTTP (contract.md §3 "Files and documents"):
+ * a real server on port 0, the real FilesEngine over a real SQLite file and blob folder.
+ * Records of one object `deal` live in a small port that calls the engine's document hook
+ * inside the write transaction, as the SQLite store does.
+ */
+const attrs: AttributeSpec[] = [
+  { name: 'contract', type: 'document', accepts: ['application/pdf', 'image/*'], maxFileSize: 64 * 1024 },
+  { name: 'attachments', type: 'document', multiple: true },
+  { name: 'title', type: 'text' },
+];
+
+let srv: TestServer;
+let dir: string;
+let db: Database.Database;
+let blobs: BlobStore;
+let records: Map<string, RecordOut>;
+
+function dealPort(files: () => FilesEngine) {
+  const obj = { name: 'deal', attributes: attrs } as unknown as StoredObject;
+  return {
+    requireObject: (n: string) => {
+      if (n !== 'deal') throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `Object ${n} not found`);
+      return obj;
+    },
+    getRecord: (o: string, id: string) => {
+      if (o !== 'deal') throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `Object ${o} not found`);
+      const r = records.get(id);
+      if (!r) throw new ServiceError('SCHEMA_RECORD_NOT_FOUND', `Record ${id} not found`);
+      return structuredClone(r);
+    },
+    updateRecord: (o: string, id: string, patch: Record<string, unknown>) =>
+      db.transaction(() => {
+        const r = records.get(id)!;
+        for (const [k, v] of Object.entries(patch)) {
+          const spec = attrs.find((a) => a.name === k)!;
+          if (spec.type === 'document') {
+            const errors = files().applyDocumentValue(o, id, spec, v);
+            if (errors.length) throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'Validation failed', { errors });
+          }
+          r.values[k] = v;
+        }
+        r.version++;
+        return structuredClone(r);
+      })(),
+  };
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ss-files-api-'));
+  db = new Database(join(dir, 'schemasync.db'));
+  blobs = new BlobStore(join(dir, 'files'));
+  const store = fakeStore();
+  const files: FilesEngine = new FilesEngine(db, blobs, dealPort(() => files), { maxUploadBytes: 4 * 1024 * 1024 });
+  (store as { files?: unknown }).files = files;
+  srv = await startTestServer({ store: store as Store, dataDir: dir });
+});
+afterAll(async () => {
+  await srv.close();
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+beforeEach(() => {
+  records = new Map();
+  for (const id of ['r1', 'r2']) records.set(id, { id, object: 'deal', version: 1, createdAt: '', updatedAt: '', values: {} });
+});
+
+interface Reply { status: number; body: any; headers: Headers }
+
+async function upload(path: string, parts: { file?: { data: Buffer | string; name?: string; type?: string }; title?: string; titleAfter?: boolean }, key = srv.ownerKey): Promise<Reply> {
+  const form = new FormData();
+  if (parts.title !== undefined && !parts.titleAfter) form.append('title', parts.title);
+  if (parts.file) {
+    const data = typeof parts.file.data === 'string' ? Buffer.from(parts.file.data) : parts.file.data;
+    form.append('file', new Blob([data], { type: parts.file.type ?? 'application/octet-stream' }), parts.file.name ?? 'f.bin');
+  }
+  if (parts.title !== undefined && parts.titleAfter) form.append('title', parts.title);
+  const res = await fetch(srv.base + path, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+const count = (t: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${t}`).get() as { n: number }).n;
+function blobFiles(root = blobs.root): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(root, { withFileTypes: true })) {
+    if (e.isDirectory()) out.push(...blobFiles(join(root, e.name)));
+    else out.push(e.name);
+  }
+  return out;
+}
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const asReply = (r: Reply) => ({ ...r, text: JSON.stringify(r.body) });
+
+describe('POST /files and the file routes', () => {
+  it('uploads, describes, downloads byte-exact with its type, renames and deletes', async () => {
+    const data = randomBytes(300_000);
+    const up = await upload('/files', { file: { data, name: 'r\u00e9sum\u00e9 final.pdf', type: 'application/pdf' } });
+    expect(up.status).toBe(201);
+    const f = up.body.data;
+    expect(f).toMatchObject({ name: 'r\u00e9sum\u00e9 final.pdf', mimeType: 'application/pdf', size: data.length, sha256: sha(data) });
+    expect(typeof f.uploadedBy).toBe('string');
+    expect(Object.keys(f).sort()).toEqual(['createdAt', 'id', 'mimeType', 'name', 'sha256', 'size', 'uploadedBy']);
+
+    const got = await srv.call('GET', `/files/${f.id}`);
+    expect(got.body.data).toEqual(f);
+
+    const res = await fetch(`${srv.base}/files/${f.id}/content`, { headers: { authorization: `Bearer ${srv.ownerKey}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/pdf');
+    expect(res.headers.get('content-disposition')).toContain("filename*=UTF-8''r%C3%A9sum%C3%A9%20final.pdf");
+    expect(Buffer.from(await res.arrayBuffer()).equals(data)).toBe(true);
+
+    const renamed = await srv.call('PUT', `/files/${f.id}`, { body: { name: 'cv.pdf' } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.data.name).toBe('cv.pdf');
+
+    const del = await srv.call('DELETE', `/files/${f.id}`);
+    expect(del.body).toEqual({ success: true, data: { id: f.id } });
+    expectError(await srv.call('GET', `/files/${f.id}`), { status: 404, code: 'DOCUMENT_NOT_FOUND_FOR_OPERATION' });
+    expect(blobFiles()).toEqual([]);
+  });
+
+  it('keeps a name with a path in it as metadata only', async () => {
+    const up = await upload('/files', { file: { data: 'x', name: '../../../etc/passwd', type: 'text/plain' } });
+    expect(up.body.data.name).toBe('passwd');
+    expect(blobFiles()).toEqual([up.body.data.sha256]);
+    await srv.call('DELETE', `/files/${up.body.data.id}`);
+  });
+
+  it("deleting someone else's upload is a masked 500 SCHEMA_ACCESS_DENIED; admins may", async () => {
+    const alice = srv.keyFor('member');
+    const bob = srv.keyFor('member');
+    const up = await upload('/files', { file: { data: 'alice', type: 'text/plain' } }, alice);
+    expect(up.status).toBe(201);
+    const r = await fetch(`${srv.base}/files/${up.body.data.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${bob}` } });
+    expectError({ status: r.status, headers: r.headers, body: await r.json(), text: '' }, { status: 500, code: 'SCHEMA_ACCESS_DENIED', message: 'Internal server error' });
+    expect((await srv.call('GET', `/files/${up.body.data.id}`)).status).toBe(200);
+    const admin = srv.keyFor('admin');
+    expect((await srv.call('DELETE', `/files/${up.body.data.id}`, { key: admin })).status).toBe(200);
+  });
+
+  it('viewers may read but not upload', async () => {
+    const viewer = srv.keyFor('viewer');
+    expectError(asReply(await upload('/files', { file: { data: 'x' } }, viewer)), { status: 403, code: 'SCHEMA_FORBIDDEN' });
+    expect(count('_ss_files')).toBe(0);
+  });
+
+  it('refuses a body that is not multipart or has no file field', async () => {
+    expectError(await srv.call('POST', '/files', { body: { name: 'x' } }), { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    expectError(asReply(await upload('/files', { title: 'only a title' })), { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+  });
+
+  it('an upload over the server limit is 413 and leaves no bytes and no row', async () => {
+    const r = await upload('/files', { file: { data: Buffer.alloc(4 * 1024 * 1024 + 1), type: 'text/plain' } });
+    expectError(asReply(r), { status: 413, code: 'PAYLOAD_TOO_LARGE' });
+    expect(count('_ss_files')).toBe(0);
+    expect(readdirSync(blobs.root).filter((n) => n.startsWith('.tmp-'))).toEqual([]);
+    expect(blobFiles()).toEqual([]);
+  });
+
+  it('an aborted upload leaves no bytes and no row', async () => {
+    const boundary = 'xxBOUNDARYxx';
+    const url = new URL(`${srv.base}/files`);
+    await new Promise<void>((resolve) => {
+      const req = httpRequest({
+        host: url.hostname, port: url.port, path: url.pathname, method: 'POST',
+        headers: { authorization: `Bearer ${srv.ownerKey}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      });
+      req.on('error', () => resolve());
+      req.on('response', () => resolve());
+      req.write(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="half.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`);
+      req.write(Buffer.alloc(512 * 1024, 1), () => {
+        // Half a body, then the connection drops.
+        setTimeout(() => { req.destroy(); resolve(); }, 100);
+      });
+    });
+    // The server notices the reset asynchronously; wait until the temp file is gone.
+    for (let i = 0; i < 100 && blobFiles().length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(blobFiles()).toEqual([]);
+    expect(count('_ss_files')).toBe(0);
+    // And the server still answers.
+    const after = await upload('/files', { file: { data: 'after', type: 'text/plain' } });
+    expect(after.status).toBe(201);
+    await srv.call('DELETE', `/files/${after.body.data.id}`);
+  });
+});
+
+describe('POST /upload/:objectName/:recordId/:attribute and documents', () => {
+  it('attaches to the record: 201 the document, the record holds its id', async () => {
+    const pdf = Buffer.from('%PDF-1.7 ...');
+    const r = await upload('/upload/deal/r1/contract', { file: { data: pdf, name: 'c.pdf', type: 'application/pdf' }, title: 'Signed contract' });
+    expect(r.status).toBe(201);
+    const doc = r.body.data;
+    expect(Object.keys(doc).sort()).toEqual(['attribute', 'createdAt', 'fileId', 'id', 'object', 'recordId', 'title']);
+    expect(doc).toMatchObject({ title: 'Signed contract', object: 'deal', recordId: 'r1', attribute: 'contract' });
+    expect(records.get('r1')!.values['contract']).toBe(doc.id);
+    const content = await fetch(`${srv.base}/files/${doc.fileId}/content`, { headers: { authorization: `Bearer ${srv.ownerKey}` } });
+    expect(Buffer.from(await content.arrayBuffer()).equals(pdf)).toBe(true);
+    await srv.call('DELETE', `/documents/${doc.id}`);
+  });
+
+  it('accepts image/* by wildcard and refuses other types with DOCUMENT_MIME_NOT_ACCEPTED', async () => {
+    expect((await upload('/upload/deal/r1/contract', { file: { data: 'png', type: 'image/png' } })).status).toBe(201);
+    const r = await upload('/upload/deal/r2/contract', { file: { data: 'x', type: 'text/plain' } });
+    expectError(asReply(r), { status: 400, code: 'DOCUMENT_MIME_NOT_ACCEPTED' });
+    expect(records.get('r2')!.values['contract']).toBeUndefined();
+    expect(count('_ss_documents')).toBe(1);
+    await srv.call('DELETE', `/documents/${records.get('r1')!.values['contract']}`);
+  });
+
+  it('maxFileSize: DOCUMENT_FILE_TOO_LARGE, nothing kept', async () => {
+    const r = await upload('/upload/deal/r1/contract', { file: { data: Buffer.alloc(64 * 1024 + 1), type: 'application/pdf' } });
+    expectError(asReply(r), { status: 400, code: 'DOCUMENT_FILE_TOO_LARGE', message: /64KB/ });
+    expect(count('_ss_files') + count('_ss_documents')).toBe(0);
+    expect(blobFiles()).toEqual([]);
+  });
+
+  it('the single-file rule: a second upload is DOCUMENT_MULTIPLE_NOT_ALLOWED; multiple attributes collect', async () => {
+    const first = await upload('/upload/deal/r1/contract', { file: { data: 'a', type: 'application/pdf' } });
+    expect(first.status).toBe(201);
+    expectError(asReply(await upload('/upload/deal/r1/contract', { file: { data: 'b', type: 'application/pdf' } })), {
+      status: 400, code: 'DOCUMENT_MULTIPLE_NOT_ALLOWED',
+    });
+    const a = await upload('/upload/deal/r2/attachments', { file: { data: 'one', name: 'one.txt', type: 'text/plain' } });
+    const b = await upload('/upload/deal/r2/attachments', { file: { data: 'two', type: 'text/plain' }, title: 'late', titleAfter: true });
+    expect(a.body.data.title).toBe('one.txt');
+    expect(b.body.data.title).toBe('late');
+    expect(records.get('r2')!.values['attachments']).toEqual([a.body.data.id, b.body.data.id]);
+    for (const id of [first.body.data.id, a.body.data.id, b.body.data.id]) await srv.call('DELETE', `/documents/${id}`);
+  });
+
+  it('unknown object, record or attribute, and non-document attributes are refused before any byte is kept', async () => {
+    expectError(asReply(await upload('/upload/nope/r1/contract', { file: { data: 'x', type: 'application/pdf' } })), { status: 404, code: 'SCHEMA_OBJECT_NOT_FOUND' });
+    expectError(asReply(await upload('/upload/deal/zz/contract', { file: { data: 'x', type: 'application/pdf' } })), { status: 404, code: 'SCHEMA_RECORD_NOT_FOUND' });
+    expectError(asReply(await upload('/upload/deal/r1/nope', { file: { data: 'x', type: 'application/pdf' } })), { status: 404, code: 'SCHEMA_ATTRIBUTE_NOT_FOUND' });
+    expectError(asReply(await upload('/upload/deal/r1/title', { file: { data: 'x' } })), { status: 400, code: 'SCHEMA_VALIDATION_FAILED' });
+    expect(count('_ss_files')).toBe(0);
+    expect(blobFiles()).toEqual([]);
+  });
+
+  it('GET, PATCH title, DELETE a document; unknown ids are 404 DOCUMENT_NOT_FOUND_FOR_OPERATION', async () => {
+    const up = await upload('/upload/deal/r1/attachments', { file: { data: 'doc', type: 'text/plain' } });
+    const id = up.body.data.id;
+    expect((await srv.call('GET', `/documents/${id}`)).body.data).toEqual(up.body.data);
+    const p = await srv.call('PATCH', `/documents/${id}`, { body: { title: 'Renamed' } });
+    expect(p.body.data.title).toBe('Renamed');
+    expectError(await srv.call('PATCH', `/documents/${id}`, { body: { name: 'x' } }), { status: 400, errors: true });
+    expect((await srv.call('DELETE', `/documents/${id}`)).body.data).toEqual({ id });
+    expect(records.get('r1')!.values['attachments']).toEqual([]);
+    expect(count('_ss_documents') + count('_ss_files')).toBe(0);
+    expect(blobFiles()).toEqual([]);
+    for (const [m, body] of [['GET', undefined], ['PATCH', { title: 'x' }], ['DELETE', undefined]] as const) {
+      expectError(await srv.call(m, `/documents/${id}`, body ? { body } : {}), { status: 404, code: 'DOCUMENT_NOT_FOUND_FOR_OPERATION' });
+    }
+  });
+
+  it('a file in use by a document cannot be deleted on its own (409)', async () => {
+    const up = await upload('/upload/deal/r1/attachments', { file: { data: 'used', type: 'text/plain' } });
+    expectError(await srv.call('DELETE', `/files/${up.body.data.fileId}`), { status: 409, code: 'SCHEMA_CONFLICT' });
+    await srv.call('DELETE', `/documents/${up.body.data.id}`);
+  });
+
+  it('the routes are in openapi.json', async () => {
+    const doc = (await srv.call('GET', '/openapi.json', { key: null })).body;
+    for (const p of ['/v1/files', '/v1/files/{id}', '/v1/files/{id}/content', '/v1/upload/{objectName}/{recordId}/{attribute}', '/v1/documents/{id}']) {
+      expect(Object.keys(doc.paths)).toContain(p);
+    }
+  });
+});
