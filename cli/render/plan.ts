@@ -43,8 +43,8 @@ const TEXT: { [A in StepAction]: (s: Extract<Step, { action: A }>) => string } =
   create_object: (s) => `object ${s.object} (${Object.keys(s.decl.attributes).length} attributes)`,
   add_attribute: (s) => `${s.target}: ${describeSpec(s.spec)}`,
   create_view: (s) => `${s.target} on ${s.decl.object}`,
-  rename_object: (s) => `object ${s.from} → ${s.to} (renamed, keeps its records)`,
-  rename_attribute: (s) => `${s.object}.${s.from} → ${s.target} (renamed, keeps its values)`,
+  rename_object: (s) => `object ${s.from} → ${s.to}`,
+  rename_attribute: (s) => `${s.object}.${s.from} → ${s.target}`,
   change_object: (s) => `object ${s.object}: ${changeList(s.changes)}`,
   change_attribute: (s) =>
     `${s.target}: ${s.changes.length > 0 ? changeList(s.changes) : 'no field changes'}${s.adopt ? ' (adopts the runtime attribute)' : ''}${s.label === 'widening' ? ' (widening, converted in place)' : ''}`,
@@ -58,7 +58,9 @@ export function stepLine(step: Step, c: Colors): string {
   const sign = SIGN[step.action];
   const colour = sign === '+' ? c.green : sign === '-' ? c.red : c.yellow;
   const body = (TEXT[step.action] as (s: Step) => string)(step);
-  const loss = step.destructive ? ` ${c.red(c.bold(`[destructive: ${step.affected ?? 0} ${step.action === 'drop_object' ? 'records' : 'values'}]`))}` : '';
+  const n = step.affected ?? 0;
+  const unit = step.action === 'drop_object' ? (n === 1 ? 'record' : 'records') : n === 1 ? 'value' : 'values';
+  const loss = step.destructive ? ` ${c.red(c.bold(`[destructive: ${n} ${unit}]`))}` : '';
   const reason = step.reason ? c.dim(` — ${step.reason}`) : '';
   return `  ${colour(sign)} ${body}${loss}${reason}`;
 }

@@ -24,7 +24,7 @@ const RULE_TEXT: Record<ViolationRule, (target: string) => { what: string; fix: 
     fix: `fill ${t} on those records, or give ${t} a default`,
   }),
   unique: (t) => ({
-    what: `share a value of ${t}, which is now unique`,
+    what: `repeat a value another record of ${t} already holds, and ${t} is now unique`,
     fix: `make the values of ${t} distinct first, or drop unique`,
   }),
   options: (t) => ({
