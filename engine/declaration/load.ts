@@ -91,8 +91,30 @@ function parseFile(file: string, out: LocatedDiagnostic[]): Parsed | undefined {
     });
     return undefined;
   }
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
+  let doc: Document;
+  try {
+    doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
+  } catch (err) {
+    out.push({ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `Cannot read the YAML: ${(err as Error).message}`, path: [], file, line: 1, column: 1 });
+    return undefined;
+  }
   const parsed: Parsed = { doc, lineCounter };
+  // yaml's composer recurses per nesting level and records each level's stack overflow
+  // as its own error; one sentence says it better than thousands.
+  const overflow = doc.errors.find((e) => /call stack/i.test(e.message));
+  if (overflow) {
+    const { line, col } = lineCounter.linePos(overflow.pos[0]);
+    out.push({
+      severity: 'error',
+      code: 'SCHEMA_VALIDATION_FAILED',
+      message: 'The YAML nests too deeply to read',
+      path: [],
+      file,
+      line,
+      column: col,
+    });
+    return { lineCounter };
+  }
   const syntax = [...doc.errors, ...doc.warnings.map((w) => Object.assign(w, { warning: true }))];
   for (const e of syntax) {
     const { line, col } = lineCounter.linePos(e.pos[0]);
