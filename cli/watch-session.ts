@@ -158,7 +158,9 @@ export function summarizeSteps(steps: readonly Step[]): string {
     const key = `${n.sign}${n.noun}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
+  const order = '+~-';
   return [...counts]
+    .sort((a, b) => order.indexOf(a[0][0]!) - order.indexOf(b[0][0]!))
     .map(([key, n]) => `${key[0]}${n} ${key.slice(1)}${n === 1 ? '' : 's'}`)
     .join(' ');
 }
