@@ -1,0 +1,298 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { expectError, openTempStore, startTestServer, type TestServer } from './helpers.js';
+
+/**
+ * The sync engine end to end (issue 4 "Tests"): declaration before, data, declaration
+ * after → plan steps, codes, counts, and the store afterwards, against the real server
+ * over a real SQLite file.
+ */
+type Decl = { objects: Record<string, { label?: string; renamedFrom?: string; attributes: Record<string, Record<string, unknown>> }>; views: Record<string, Record<string, unknown>> };
+
+const base = (): Decl => ({
+  objects: {
+    company: { attributes: { name: { type: 'text', required: true } } },
+    deal: {
+      attributes: {
+        title: { type: 'text', required: true },
+        stage: { type: 'select', options: ['lead', 'won', 'lost'] },
+        amount: { type: 'integer' },
+        company: { type: 'relation', target: 'company' },
+      },
+    },
+  },
+  views: { open_deals: { object: 'deal', filter: { stage: 'lead' }, columns: ['title'] } },
+});
+
+let s: TestServer | undefined;
+afterEach(async () => {
+  await s?.close();
+  s = undefined;
+});
+
+async function push(decl: Decl, opts: { dryRun?: boolean; allowDestructive?: boolean | string[]; ifMatch?: number } = {}) {
+  const { ifMatch, ...body } = opts;
+  return s!.call('PUT', '/schema/sources/crm', { body: { declaration: decl, ...body }, ...(ifMatch !== undefined ? { headers: { 'if-match': `"${ifMatch}"` } } : {}) });
+}
+
+async function seed(n: number, values: (i: number) => Record<string, unknown>): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await s!.call('POST', '/records/deal', { body: values(i) });
+    expect(r.status, r.text).toBe(201);
+    ids.push(r.body.data.id);
+  }
+  return ids;
+}
+
+const brief = (plan: { steps: { action: string; target: string; destructive: boolean; affected?: number }[] }) =>
+  plan.steps.map((x) => `${x.action} ${x.target}${x.destructive ? ` !${x.affected ?? 0}` : ''}`);
+
+interface Scenario {
+  name: string;
+  after: (d: Decl) => void;
+  data: (i: number) => Record<string, unknown>;
+  steps?: string[];
+  code?: string;
+  status?: number;
+  conflict?: { rule?: string; count: number };
+  allow?: boolean | string[];
+  /** After a successful push: check the store. */
+  check?: (ids: string[]) => Promise<void>;
+}
+
+const scenarios: Scenario[] = [
+  {
+    name: 'add an attribute (additive)',
+    after: (d) => { d.objects.deal!.attributes.note = { type: 'text' }; },
+    data: () => ({ title: 't' }),
+    steps: ['add_attribute deal.note'],
+    check: async (ids) => expect((await s!.call('GET', `/records/deal/${ids[0]}`)).body.data.values.title).toBe('t'),
+  },
+  {
+    name: 'widen integer → number in place',
+    after: (d) => { d.objects.deal!.attributes.amount = { type: 'number' }; },
+    data: (i) => ({ title: 't', amount: i }),
+    steps: ['change_attribute deal.amount'],
+    check: async (ids) => expect((await s!.call('GET', `/records/deal/${ids[2]}`)).body.data.values.amount).toBe(2),
+  },
+  {
+    name: 'rename an attribute keeps its values',
+    after: (d) => { const t = d.objects.deal!.attributes.title!; delete d.objects.deal!.attributes.title; d.objects.deal!.attributes.headline = { ...t, renamedFrom: 'title' }; d.views.open_deals!.columns = ['headline']; },
+    data: (i) => ({ title: `t${i}` }),
+    steps: ['rename_attribute deal.headline', 'change_view view:open_deals'],
+    check: async (ids) => expect((await s!.call('GET', `/records/deal/${ids[1]}`)).body.data.values.headline).toBe('t1'),
+  },
+  {
+    name: 'rename an object keeps its records',
+    after: (d) => { d.objects.opportunity = { ...d.objects.deal!, renamedFrom: 'deal' }; delete d.objects.deal; d.views.open_deals!.object = 'opportunity'; },
+    data: (i) => ({ title: `t${i}` }),
+    steps: ['rename_object opportunity', 'change_view view:open_deals'],
+    check: async (ids) => expect((await s!.call('GET', `/records/opportunity/${ids[0]}`)).body.data.values.title).toBe('t0'),
+  },
+  {
+    name: 'drop an attribute with data is destructive',
+    after: (d) => { delete d.objects.deal!.attributes.amount; },
+    data: (i) => ({ title: 't', amount: i === 0 ? null : i }),
+    steps: ['drop_attribute deal.amount !2'],
+    code: 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED', status: 500,
+  },
+  {
+    name: 'drop an attribute with data, allowed by target',
+    after: (d) => { delete d.objects.deal!.attributes.amount; },
+    data: (i) => ({ title: 't', amount: i }),
+    steps: ['drop_attribute deal.amount !3'],
+    allow: ['deal.amount'],
+    check: async () => {
+      const o = (await s!.call('GET', '/schema/objects/deal')).body.data;
+      expect(o.attributes.map((a: { name: string }) => a.name)).not.toContain('amount');
+    },
+  },
+  {
+    name: 'an allow list that names another target does not cover the loss',
+    after: (d) => { delete d.objects.deal!.attributes.amount; },
+    data: (i) => ({ title: 't', amount: i }),
+    allow: ['deal.stage'],
+    code: 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED', status: 500,
+  },
+  {
+    name: 'lossy type change is destructive with the unconvertible count',
+    after: (d) => { d.objects.deal!.attributes.title = { type: 'integer' }; },
+    data: (i) => ({ title: i === 0 ? '12' : 'abc' }),
+    steps: ['change_attribute deal.title !2'],
+    code: 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED', status: 500,
+  },
+  {
+    name: 'required over nulls',
+    after: (d) => { d.objects.deal!.attributes.amount = { type: 'integer', required: true }; },
+    data: (i) => ({ title: 't', amount: i === 0 ? 5 : null }),
+    code: 'SCHEMA_SYNC_CONFLICT', status: 409, conflict: { rule: 'required', count: 2 },
+  },
+  {
+    name: 'unique over duplicates',
+    after: (d) => { d.objects.deal!.attributes.title = { type: 'text', required: true, unique: true }; },
+    data: () => ({ title: 'same' }),
+    code: 'SCHEMA_SYNC_CONFLICT', status: 409, conflict: { rule: 'unique', count: 2 },
+  },
+  {
+    name: 'removed select option in use',
+    after: (d) => { d.objects.deal!.attributes.stage = { type: 'select', options: ['lead'] }; },
+    data: (i) => ({ title: 't', stage: i === 0 ? 'lead' : 'won' }),
+    code: 'SCHEMA_SYNC_CONFLICT', status: 409, conflict: { rule: 'options', count: 2 },
+  },
+  {
+    name: 'maxLength below stored lengths',
+    after: (d) => { d.objects.deal!.attributes.title = { type: 'text', required: true, maxLength: 3 }; },
+    data: (i) => ({ title: i === 0 ? 'ok' : 'too long' }),
+    code: 'SCHEMA_SYNC_CONFLICT', status: 409, conflict: { rule: 'length', count: 2 },
+  },
+  {
+    name: 'dropping an object that a remaining relation targets',
+    after: (d) => { delete d.objects.company; },
+    data: () => ({ title: 't' }),
+    code: 'SCHEMA_OBJECT_REFERENCED', status: 409,
+  },
+];
+
+describe('PUT /schema/sources/:id scenario table', () => {
+  it.each(scenarios)('$name', async (sc) => {
+    s = await startTestServer();
+    expect((await push(base())).status).toBe(200);
+    const ids = await seed(3, sc.data);
+    const after = base();
+    sc.after(after);
+
+    const dry = await push(after, { dryRun: true });
+    expect(dry.status, dry.text).toBe(200);
+    const plan = dry.body.data.plan;
+    if (sc.steps) expect(brief(plan)).toEqual(sc.steps);
+    if (sc.conflict) {
+      const c = plan.conflicts.find((x: { code: string }) => x.code === sc.code);
+      expect(c, JSON.stringify(plan.conflicts)).toMatchObject({ count: sc.conflict.count, ...(sc.conflict.rule ? { rule: sc.conflict.rule } : {}) });
+      expect(c.sampleIds.length).toBe(Math.min(5, sc.conflict.count));
+      expect(typeof c.fix).toBe('string');
+    }
+
+    const schemaBefore = (await s.call('GET', '/schema/objects')).body.data;
+    const res = await push(after, sc.allow !== undefined ? { allowDestructive: sc.allow } : {});
+    if (sc.code) {
+      expectError(res, { status: sc.status!, code: sc.code });
+      if (sc.status === 500) expect(res.body.message).toBe('Internal server error');
+      // refused: nothing changed
+      expect((await s.call('GET', '/schema/objects')).body.data).toEqual(schemaBefore);
+      expect((await s.call('GET', '/schema/sources/crm')).body.data.version).toBe(1);
+    } else {
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data).toMatchObject({ applied: true, version: 2 });
+      await sc.check?.(ids);
+      // the declaration against its own result: zero steps
+      const again = await push(after, { dryRun: true });
+      expect(again.body.data.plan.steps).toEqual([]);
+    }
+  });
+});
+
+describe('sources: ownership, idempotence, if-match', () => {
+  it('the same push twice is a no-op (version unchanged, zero steps)', async () => {
+    s = await startTestServer();
+    expect((await push(base())).body.data).toMatchObject({ version: 1, applied: true });
+    const second = await push(base());
+    expect(second.status).toBe(200);
+    expect(second.body.data.plan.steps).toEqual([]);
+    expect((await s.call('GET', '/schema/sources/crm')).body.data.version).toBe(1);
+  });
+
+  it('another source declaring the same object → SCHEMA_DUPLICATE_OBJECT; view → SCHEMA_DUPLICATE', async () => {
+    s = await startTestServer();
+    await push(base());
+    const r = await s.call('PUT', '/schema/sources/billing', { body: { declaration: { objects: { company: { attributes: { name: { type: 'text' } } } }, views: {} } } });
+    expectError(r, { status: 409, code: 'SCHEMA_DUPLICATE_OBJECT' });
+    const v = await s.call('PUT', '/schema/sources/billing', { body: { declaration: { objects: {}, views: { open_deals: { object: 'deal' } } } } });
+    expectError(v, { status: 409, code: 'SCHEMA_DUPLICATE' });
+  });
+
+  it('runtime attributes on a source object are kept; a clashing declared type conflicts', async () => {
+    s = await startTestServer();
+    await push(base());
+    expect((await s.call('POST', '/schema/objects/deal/attributes', { body: { name: 'scratch', type: 'text' } })).status).toBe(201);
+    const again = await push(base(), { dryRun: true });
+    expect(again.body.data.plan.steps).toEqual([]);
+    const clash = base();
+    clash.objects.deal!.attributes.scratch = { type: 'integer' };
+    expectError(await push(clash), { status: 409, code: 'SCHEMA_SYNC_CONFLICT' });
+    const adopt = base();
+    adopt.objects.deal!.attributes.scratch = { type: 'text' };
+    expect((await push(adopt)).status).toBe(200);
+  });
+
+  it('a stale if-match is SCHEMA_CONFLICT; the current one applies', async () => {
+    s = await startTestServer();
+    await push(base());
+    const next = base();
+    next.objects.deal!.attributes.note = { type: 'text' };
+    expectError(await push(next, { ifMatch: 0 }), { status: 409, code: 'SCHEMA_CONFLICT' });
+    expect((await push(next, { ifMatch: 1 })).body.data).toMatchObject({ version: 2, applied: true });
+  });
+});
+
+describe('a crash mid-push', () => {
+  it('leaves the old schema and data when the process dies inside the transaction', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'ss-crash-'));
+    const dbPath = join(dataDir, 'schemasync.db');
+    {
+      const store = await openTempStore(dataDir);
+      store.pushSource('crm', base() as never, {});
+      const actor = { keyId: 'k', role: 'owner', scopes: null };
+      store.createRecord('deal', { title: 'kept', amount: 7 }, actor);
+      store.close();
+    }
+    // The child applies a push that renames, adds and drops; it SIGKILLs itself on the
+    // second schema-changing statement, i.e. inside the push's transaction.
+    const script = join(dataDir, 'crash.mjs');
+    const storeUrl = new URL('../../dist/engine/store/index.js', import.meta.url).href;
+    writeFileSync(script, `
+      import Database from 'better-sqlite3';
+      const { openStore } = await import(${JSON.stringify(storeUrl)});
+      let ddl = 0;
+      const hook = (sql) => { if (/^\\s*(ALTER|CREATE|DROP|INSERT INTO)/i.test(sql) && ++ddl === 2) process.kill(process.pid, 'SIGKILL'); };
+      const prep = Database.prototype.prepare;
+      Database.prototype.prepare = function (sql) { hook(sql); return prep.call(this, sql); };
+      const exec = Database.prototype.exec;
+      Database.prototype.exec = function (sql) { hook(sql); return exec.call(this, sql); };
+      const store = openStore({ path: ${JSON.stringify(dbPath)} });
+      ddl = 0;
+      const d = ${JSON.stringify(base())};
+      d.objects.deal.attributes.note = { type: 'text' };
+      d.objects.deal.attributes.headline = { ...d.objects.deal.attributes.title, renamedFrom: 'title' };
+      delete d.objects.deal.attributes.title;
+      d.views.open_deals.columns = ['headline'];
+      d.objects.extra = { attributes: { x: { type: 'text' } } };
+      store.pushSource('crm', d, { allowDestructive: true });
+      console.log('NOT KILLED');
+    `);
+    const { code, signal, out } = await new Promise<{ code: number | null; signal: string | null; out: string }>((res) => {
+      const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (c) => (out += c));
+      child.stderr.on('data', (c) => (out += c));
+      child.on('exit', (code, signal) => res({ code, signal, out }));
+    });
+    expect(signal, `code ${code}: ${out}`).toBe('SIGKILL');
+
+    const store = await openTempStore(dataDir);
+    try {
+      expect(store.findSource('crm')?.version).toBe(1);
+      expect(store.findObject('extra')).toBeUndefined();
+      const names = store.requireObject('deal').attributes.map((a) => a.name);
+      expect(names).toContain('title');
+      expect(names).not.toContain('headline');
+      const page = store.search('deal', {});
+      expect(page.records.map((r) => r.values)).toEqual([expect.objectContaining({ title: 'kept', amount: 7 })]);
+    } finally {
+      store.close();
+    }
+  });
+});
