@@ -3,6 +3,7 @@ import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
 import type { RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
 import type { AllowDestructive, Plan } from '../plan/types.js';
+import { DocumentsApi, FilesApi } from './files.js';
 import { Transport, type ClientOptions } from './transport.js';
 
 export interface SearchOptions {
@@ -152,6 +153,9 @@ export class SchemaClient {
   readonly sources: SourcesApi;
   readonly keys: KeysApi;
   readonly views: ViewsApi;
+  /** Files and documents (engine/sdk/files.ts). */
+  readonly files: FilesApi;
+  readonly documents: DocumentsApi;
 
   constructor(options: ClientOptions) {
     this.transport = new Transport(options);
@@ -159,6 +163,8 @@ export class SchemaClient {
     this.sources = new SourcesApi(this.transport);
     this.keys = new KeysApi(this.transport);
     this.views = new ViewsApi(this.transport);
+    this.files = new FilesApi(this.transport);
+    this.documents = new DocumentsApi(this.transport);
   }
 
   get baseUrl(): string {

@@ -3,3 +3,4 @@ export { SchemaClient, RecordsApi, SchemaApi, SourcesApi, KeysApi, ViewsApi } fr
 export type { PushAnswer, PushOptions, SearchOptions, KeyCreated } from './client.js';
 export { ServiceRequestError, ServiceAuthError } from './errors.js';
 export { Transport, type ClientOptions, type RequestOptions, type Answer } from './transport.js';
+export { FilesApi, DocumentsApi, guessMimeType, type FileInfo, type DocumentInfo, type UploadSource, type UploadOptions } from './files.js';

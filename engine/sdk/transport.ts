@@ -23,6 +23,11 @@ export interface RequestOptions {
   idempotent?: boolean;
   /** Send an idempotency-key of our own so a POST becomes safe to retry (contract.md §3). */
   idempotencyKey?: string | true;
+  /**
+   * A body sent as-is instead of JSON (streamed multipart uploads, engine/sdk/files.ts).
+   * A stream cannot be replayed, so such a request is never retried.
+   */
+  raw?: { body: AsyncIterable<Uint8Array> | Uint8Array | string; contentType: string; contentLength?: number };
 }
 
 export interface Answer<T> {
@@ -72,14 +77,22 @@ export class Transport {
     if (options.idempotencyKey !== undefined) {
       headers['idempotency-key'] = options.idempotencyKey === true ? randomUUID() : options.idempotencyKey;
     }
-    const idempotent = options.idempotent ?? (method !== 'POST' && method !== 'PATCH' || headers['idempotency-key'] !== undefined);
-    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    let idempotent = options.idempotent ?? (method !== 'POST' && method !== 'PATCH' || headers['idempotency-key'] !== undefined);
+    let body: string | undefined | NonNullable<RequestOptions['raw']>['body'] = options.body === undefined ? undefined : JSON.stringify(options.body);
+    if (options.raw !== undefined) {
+      body = options.raw.body;
+      headers['content-type'] = options.raw.contentType;
+      if (options.raw.contentLength !== undefined) headers['content-length'] = String(options.raw.contentLength);
+      idempotent = false;
+    }
 
     for (let attempt = 0; ; attempt++) {
       const last = !idempotent || attempt >= this.retries;
       let res: Response;
       try {
-        res = await this.fetchImpl(url, { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(this.timeoutMs) });
+        // `duplex: 'half'` lets fetch send a streamed body (raw uploads).
+        const init = { method, headers, ...(body !== undefined ? { body: body as NonNullable<RequestInit['body']>, duplex: 'half' } : {}), signal: AbortSignal.timeout(this.timeoutMs) };
+        res = await this.fetchImpl(url, init as RequestInit);
       } catch (cause) {
         if (!last) {
           await this.backoff(attempt);
@@ -106,14 +119,44 @@ export class Transport {
         await this.backoff(attempt);
         continue;
       }
-      const init = {
-        status: res.status,
-        code,
-        message: typeof env.message === 'string' ? env.message : text.slice(0, 200) || res.statusText,
-        requestId,
-        details: Array.isArray(env.errors) ? env.errors : undefined,
-      };
-      throw res.status === 401 || res.status === 403 ? new ServiceAuthError(init) : new ServiceRequestError(init);
+      throw errorOf(res, text, env);
+    }
+  }
+
+  /**
+   * GET answering bytes rather than an envelope (GET /files/:id/content): the Response
+   * itself, to be streamed by the caller; failures throw exactly as request() does.
+   */
+  async download(path: string): Promise<Response> {
+    const url = new URL(this.baseUrl + path);
+    const headers: Record<string, string> = this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {};
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt >= this.retries;
+      let res: Response;
+      try {
+        // No overall timeout: a large download may take long; connecting is what can fail fast.
+        res = await this.fetchImpl(url, { method: 'GET', headers });
+      } catch (cause) {
+        if (!last) {
+          await this.backoff(attempt);
+          continue;
+        }
+        throw new ServiceRequestError({ status: 0, message: `Could not connect to ${this.baseUrl}`, cause });
+      }
+      if (res.ok) return res;
+      const text = await res.text().catch(() => '');
+      let env: { code?: string; message?: string; errors?: FieldError[] } = {};
+      try {
+        env = text === '' ? {} : (JSON.parse(text) as typeof env);
+      } catch {
+        env = {};
+      }
+      const code = typeof env.code === 'string' ? env.code : undefined;
+      if (!last && retryableStatus(res.status, code)) {
+        await this.backoff(attempt);
+        continue;
+      }
+      throw errorOf(res, text, env);
     }
   }
 
@@ -121,4 +164,16 @@ export class Transport {
     const base = this.retryDelayMs * 2 ** attempt;
     return sleep(base + Math.random() * base);
   }
+}
+
+/** The envelope of a failed answer as the SDK's error (contract.md §5). */
+function errorOf(res: Response, text: string, env: { code?: string; message?: string; errors?: FieldError[] }): ServiceRequestError {
+  const init = {
+    status: res.status,
+    code: typeof env.code === 'string' ? env.code : undefined,
+    message: typeof env.message === 'string' ? env.message : text.slice(0, 200) || res.statusText,
+    requestId: res.headers.get('x-request-id') ?? undefined,
+    details: Array.isArray(env.errors) ? env.errors : undefined,
+  };
+  return res.status === 401 || res.status === 403 ? new ServiceAuthError(init) : new ServiceRequestError(init);
 }

@@ -284,3 +284,35 @@ describe('POST /upload/:objectName/:recordId/:attribute and documents', () => {
     }
   });
 });
+
+describe('SDK files and documents (streamed multipart)', () => {
+  it('uploads from a path, downloads byte-exact, attaches with a title, reports errors with codes', async () => {
+    const { SchemaClient, ServiceRequestError } = await import('../../engine/sdk/index.js');
+    const { writeFileSync } = await import('node:fs');
+    const client = new SchemaClient({ baseUrl: srv.base, apiKey: srv.ownerKey });
+    const data = randomBytes(700_000);
+    const path = join(dir, 'upload "q".pdf');
+    writeFileSync(path, data);
+    const seen: number[] = [];
+    const f = await client.files.upload({ path }, { onProgress: (sent) => seen.push(sent) });
+    expect(f).toMatchObject({ name: 'upload %22q%22.pdf', mimeType: 'application/pdf', size: data.length, sha256: sha(data) });
+    expect(seen[seen.length - 1]).toBe(data.length);
+    const res = await client.files.download(f.id);
+    expect(Buffer.from(await res.arrayBuffer()).equals(data)).toBe(true);
+    expect((await client.files.rename(f.id, 'x.pdf')).name).toBe('x.pdf');
+    await client.files.delete(f.id);
+    const gone = await client.files.download(f.id).catch((e: unknown) => e);
+    expect(gone).toBeInstanceOf(ServiceRequestError);
+    expect((gone as InstanceType<typeof ServiceRequestError>).code).toBe('DOCUMENT_NOT_FOUND_FOR_OPERATION');
+
+    const doc = await client.files.uploadTo({ object: 'deal', recordId: 'r1', attribute: 'contract' }, { data: Buffer.from('%PDF'), name: 'c.pdf' }, { title: 'Contract' });
+    expect(doc).toMatchObject({ title: 'Contract', recordId: 'r1' });
+    expect((await client.documents.update(doc.id, { title: 'T2' })).title).toBe('T2');
+    const refused = await client.files
+      .uploadTo({ object: 'deal', recordId: 'r1', attribute: 'contract' }, { data: Buffer.from('%PDF'), name: 'd.pdf' })
+      .catch((e: unknown) => e);
+    expect((refused as InstanceType<typeof ServiceRequestError>).code).toBe('DOCUMENT_MULTIPLE_NOT_ALLOWED');
+    await client.documents.delete(doc.id);
+    expect(count('_ss_files') + count('_ss_documents')).toBe(0);
+  });
+});
