@@ -3,7 +3,7 @@ import { readFileSync, readdirSync, rmSync, writeFileSync, mkdtempSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, api, start, tempProject, type Running } from './watch-helpers.js';
+import { BIN, api, attributesOf, start, tempProject, type Running } from './watch-helpers.js';
 
 /**
  * plan / sync / pull end to end (issue 4 "CLI"): the real bin against a real local
@@ -85,8 +85,7 @@ describe('plan, sync, pull against a local server', () => {
 
     const ok = cli(['sync', '--allow-destructive', 'deal.amount'], dir);
     expect(ok.code, ok.err).toBe(0);
-    const attrs = (await api(baseUrl, key, 'GET', '/schema/objects/deal')).body.data.attributes.map((a: { name: string }) => a.name);
-    expect(attrs).not.toContain('amount');
+    expect(await attributesOf(baseUrl, key, 'deal')).not.toContain('amount');
   });
 
   it('a data conflict exits 1 with the code and the fix', async () => {
