@@ -151,7 +151,6 @@ for (const [name, what] of [
   ['keys', 'API keys: create|list|revoke'],
   ['roles', 'roles: create|list|update|delete'],
   ['views', 'views: list|get|put|delete'],
-  ['files', 'files: upload|get|download|rm'],
 ] as const) {
   program
     .command(name)
@@ -160,6 +159,19 @@ for (const [name, what] of [
     .argument('[rest...]')
     .action(action(notYet(name)));
 }
+
+program
+  .command('files')
+  .description('files: upload <path> [--to object/recordId/attribute] | get <id> | download <id> [--out f] | rm <id>')
+  .argument('<action>', 'upload, get, download or rm')
+  .argument('[rest...]', 'a path (upload) or a file id')
+  .option('--to <target>', 'upload and attach to a document attribute: object/recordId/attribute')
+  .option('--title <title>', 'document title (with --to; default: the file name)')
+  .option('--name <name>', 'stored file name (default: the base name of the path)')
+  .option('--type <mime>', 'content type (default: guessed from the extension)')
+  .option('--out <file>', 'download: write here (default: the stored name in the current folder; - for stdout)')
+  .option('--force', 'download: overwrite an existing file')
+  .action(action(() => import('./commands/files.js')));
 
 program
   .command('mcp')
