@@ -82,7 +82,7 @@ describe('a 100 MB upload', () => {
     const growth = peak - baseline;
     console.log(`server RSS baseline ${(baseline / MB).toFixed(1)} MB, peak ${(peak / MB).toFixed(1)} MB, growth ${(growth / MB).toFixed(1)} MB`);
     // Holding the file would cost ≥ 100 MB; streaming costs a few buffers.
-    expect(growth).toBeLessThan(40 * MB);
+    expect(growth).toBeLessThan(50 * MB);
 
     const down = await fetch(`${base}/files/${body.data.id}/content`, { headers: { authorization: `Bearer ${key}` } });
     expect(down.headers.get('content-length')).toBe(String(SIZE));

@@ -316,3 +316,65 @@ describe('SDK files and documents (streamed multipart)', () => {
     expect(count('_ss_files') + count('_ss_documents')).toBe(0);
   });
 });
+
+describe('schemasync files (the CLI over the SDK; needs npm run build)', () => {
+  const bin = join(import.meta.dirname, '..', '..', 'bin', 'schemasync');
+  async function cli(args: string[], cwd = dir): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const { spawn } = await import('node:child_process');
+    return new Promise((resolve) => {
+      const p = spawn(process.execPath, [bin, '--base-url', srv.base, '--api-key', srv.ownerKey, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' } });
+      let stdout = '';
+      let stderr = '';
+      p.stdout.on('data', (c) => (stdout += c));
+      p.stderr.on('data', (c) => (stderr += c));
+      p.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  it('upload, get, download (byte-exact, no progress bar off a TTY), rm', async () => {
+    const { writeFileSync, readFileSync, existsSync } = await import('node:fs');
+    const data = randomBytes(2_500_000);
+    writeFileSync(join(dir, 'report.pdf'), data);
+    const up = await cli(['--json', 'files', 'upload', 'report.pdf']);
+    expect(up.stderr).toBe('');
+    expect(up.code).toBe(0);
+    const f = JSON.parse(up.stdout) as { id: string; sha256: string; mimeType: string };
+    expect(f).toMatchObject({ sha256: sha(data), mimeType: 'application/pdf' });
+
+    const got = await cli(['files', 'get', f.id]);
+    expect(got.stdout).toContain(`sha256      ${f.sha256}`);
+
+    const down = await cli(['files', 'download', f.id, '--out', 'copy.pdf']);
+    expect(down.code).toBe(0);
+    expect(down.stderr).toBe('');
+    expect(readFileSync(join(dir, 'copy.pdf')).equals(data)).toBe(true);
+    const again = await cli(['files', 'download', f.id, '--out', 'copy.pdf']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/exists; pass --force/);
+
+    const rm = await cli(['files', 'rm', f.id]);
+    expect(rm.stdout).toBe(`Deleted file ${f.id}\n`);
+    const missing = await cli(['files', 'download', f.id, '--out', 'gone.pdf']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^Error: 404 DOCUMENT_NOT_FOUND_FOR_OPERATION: File .* does not exist\n$/);
+    expect(existsSync(join(dir, 'gone.pdf'))).toBe(false);
+  });
+
+  it('upload --to attaches; a refusal prints the code and exits 1', async () => {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'contract.pdf'), '%PDF-1.4');
+    writeFileSync(join(dir, 'notes.txt'), 'hello');
+    const ok = await cli(['--json', 'files', 'upload', 'contract.pdf', '--to', 'deal/r1/contract', '--title', 'Signed']);
+    expect(ok.code).toBe(0);
+    const doc = JSON.parse(ok.stdout) as { id: string; title: string };
+    expect(doc.title).toBe('Signed');
+    expect(records.get('r1')!.values['contract']).toBe(doc.id);
+
+    const bad = await cli(['files', 'upload', 'notes.txt', '--to', 'deal/r2/contract']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^Error: 400 DOCUMENT_MIME_NOT_ACCEPTED: deal\.contract does not accept text\/plain/);
+    const usage = await cli(['files', 'upload', 'notes.txt', '--to', 'deal/r2']);
+    expect(usage.stderr).toMatch(/--to must be object\/recordId\/attribute/);
+    await srv.call('DELETE', `/documents/${doc.id}`);
+  });
+});
