@@ -63,7 +63,8 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
       out.conflicts.push({ code: 'SCHEMA_INVALID_ATTRIBUTE_NAME', target, message: nameProblem.message });
       continue;
     }
-    const next = specOf(name, decl);
+    // compare the declaration and the stored row in place; copies are made only for steps
+    const want = decl as AttributeSpec;
     let current = byName.get(name);
     let storedName = name;
     // renamedFrom naming nothing stored is a no-op once the new name exists (re-push).
@@ -83,6 +84,7 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
       }
     }
     if (!current) {
+      const next = specOf(name, decl);
       out.adds.push({ action: 'add_attribute', target, object, spec: next, destructive: false, label: 'additive' });
       const n = records();
       if (next.required && next.default === undefined && n > 0) {
@@ -95,20 +97,21 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
     }
     consumed.add(storedName);
     if (current.system || current.protected) {
-      const changes = attributeChanges(storedSpec(current), next);
+      const changes = attributeChanges(current, want);
       if (changes.length > 0 || current.system) {
         out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'protected', ...msg.protectedEntity(target) });
       }
       continue;
     }
-    const from = storedSpec(current);
     const adopt = current.owner.kind === 'runtime';
-    if (adopt && from.type !== next.type) {
-      out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'type_clash', ...msg.typeClash(target, from.type, next.type) });
+    if (adopt && current.type !== want.type) {
+      out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'type_clash', ...msg.typeClash(target, current.type, want.type) });
       continue;
     }
-    const changes = attributeChanges(from, next);
+    const changes = attributeChanges(current, want);
     if (changes.length === 0 && !adopt) continue;
+    const from = storedSpec(current);
+    const next = specOf(name, decl);
     const typeChanged = from.type !== next.type;
     const step: Step = {
       action: 'change_attribute', target, object, attribute: name, from, to: next, changes,
