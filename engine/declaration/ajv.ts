@@ -6,7 +6,8 @@ import type { JsonSchema } from '../model/types/type-def.js';
  * The JSON Schemas compiled once, on first use (the CLI must start fast: nothing is
  * compiled at import time). allErrors: a run reports every problem, not the first.
  */
-let compiled: { declaration: ValidateFunction; project: ValidateFunction; attribute: ValidateFunction; attributePatch: ValidateFunction } | undefined;
+let ajv: Ajv | undefined;
+const compiled = new Map<SchemaName, ValidateFunction>();
 
 function attributeInputSchema(partial: boolean): JsonSchema {
   const decl = declarationJsonSchema();
@@ -22,21 +23,24 @@ function attributeInputSchema(partial: boolean): JsonSchema {
   return attribute;
 }
 
-function compile(): NonNullable<typeof compiled> {
-  const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true });
-  return {
-    declaration: ajv.compile(declarationJsonSchema()),
-    project: ajv.compile(projectJsonSchema()),
-    attribute: ajv.compile(attributeInputSchema(false)),
-    attributePatch: ajv.compile(attributeInputSchema(true)),
-  };
-}
-
 export type SchemaName = 'declaration' | 'project' | 'attribute' | 'attributePatch';
+
+// Each schema is compiled the first time it is needed: `validate` never pays for the
+// attribute-input schemas the server's routes use, nor the server for the project file.
+const SCHEMAS: Record<SchemaName, () => JsonSchema> = {
+  declaration: declarationJsonSchema,
+  project: projectJsonSchema,
+  attribute: () => attributeInputSchema(false),
+  attributePatch: () => attributeInputSchema(true),
+};
 
 /** Run one compiled schema: the raw ajv errors (translated by ajv-messages.ts), none when valid. */
 export function runSchema(name: SchemaName, data: unknown): ErrorObject[] {
-  compiled ??= compile();
-  const validate = compiled[name];
+  let validate = compiled.get(name);
+  if (!validate) {
+    ajv ??= new Ajv({ allErrors: true, strict: false, allowUnionTypes: true });
+    validate = ajv.compile(SCHEMAS[name]());
+    compiled.set(name, validate);
+  }
   return validate(data) ? [] : (validate.errors ?? []);
 }
