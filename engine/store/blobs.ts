@@ -1,10 +1,14 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, rmSync, statSync, type ReadStream } from 'node:fs';
 import { rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ServiceError, type ErrorCode } from '../errors.js';
+import { WorkerHasher } from './blob-hasher.js';
+
+/** One hashing thread per process, shared by every blob store (see blob-hasher.ts). */
+const hasher = new WorkerHasher();
 
 /**
  * Content-addressed file bytes under `<data>/files/ab/cd/<sha256>` (contract.md §3 "Files
@@ -58,7 +62,7 @@ export class BlobStore {
    */
   async writeStream(input: Readable, options: WriteOptions): Promise<BlobWrite> {
     const tmp = join(this.root, `.tmp-${randomUUID()}`);
-    const hash = createHash('sha256');
+    const hash = hasher.start();
     let size = 0;
     const { maxBytes } = options;
     const meter = new Transform({
@@ -73,8 +77,9 @@ export class BlobStore {
           );
           return;
         }
-        hash.update(chunk);
-        done(null, chunk);
+        const wait = hash.update(chunk);
+        if (wait) void wait.then(() => done(null, chunk));
+        else done(null, chunk);
       },
     });
     try {
@@ -83,13 +88,14 @@ export class BlobStore {
       if ((input as { truncated?: boolean }).truncated) {
         throw new ServiceError(options.tooLargeCode ?? 'PAYLOAD_TOO_LARGE', options.tooLargeMessage ?? 'File is too large');
       }
-      const sha256 = hash.digest('hex');
+      const sha256 = await hash.digest();
       const dest = this.pathOf(sha256);
       mkdirSync(join(dest, '..'), { recursive: true, mode: 0o700 });
       // Same content → same name: renaming over an existing copy keeps one copy of the bytes.
       await rename(tmp, dest);
       return { sha256, size };
     } catch (err) {
+      hash.drop();
       await unlink(tmp).catch(() => undefined);
       throw err;
     }
