@@ -57,8 +57,9 @@ export function exitCodeFor(plan: Plan, detailed: boolean): number {
  * 2 when changes are pending, 0 when there is nothing to do.
  */
 export const run: CommandRun<PlanOptions> = async (ctx) => {
-  const project = loadOrFail(ctx);
+  // no instance is exit 2 (contract §4) whatever the files say, so resolve it first (no I/O)
   const client = clientFor(ctx);
+  const project = loadOrFail(ctx);
   const answer = await client.sources.push(project.source, project.declaration, { dryRun: true });
   const plan = answer.plan;
   const format = ctx.global.json ? 'json' : (ctx.options.format ?? 'text');

@@ -23,8 +23,9 @@ interface SyncOptions {
  * raced another one is refused instead of applying an unreviewed plan.
  */
 export const run: CommandRun<SyncOptions> = async (ctx) => {
-  const project = loadOrFail(ctx);
+  // no instance is exit 2 (contract §4) whatever the files say, so resolve it first (no I/O)
   const client = clientFor(ctx);
+  const project = loadOrFail(ctx);
   const allow = parseAllow(ctx.options.allowDestructive);
   const json = ctx.global.json === true || ctx.options.format === 'json';
 

@@ -1,0 +1,156 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, api, attributesOf, tempProject } from './watch-helpers.js';
+
+/**
+ * plan / sync / pull end to end (issue 4 "CLI"): the real bin (built dist/) against an
+ * instance the caller starts. plan.test.ts runs it against `schemasync serve` over the
+ * SQLite store; sync.test.ts against the real routes over an in-memory store.
+ */
+export const DEAL = `objects:
+  deal:
+    attributes:
+      title: { type: text, required: true }
+      amount: { type: integer }
+`;
+
+export async function cli(args: string[], cwd: string, env: Record<string, string> = {}) {
+  return new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    child.on('exit', (code) => resolve({ code, out, err }));
+  });
+}
+
+export interface Instance {
+  baseUrl: string;
+  key: string;
+  stop(): Promise<void>;
+}
+
+export function defineCliSuite(name: string, startInstance: (dir: string) => Promise<Instance>): void {
+  describe(name, () => {
+    let dir: string;
+    let inst: Instance;
+    let baseUrl: string;
+    let key: string;
+    let env: Record<string, string>;
+
+    beforeAll(async () => {
+      dir = tempProject({ 'deal.yaml': DEAL });
+      inst = await startInstance(dir);
+      baseUrl = inst.baseUrl;
+      key = inst.key;
+      env = { SCHEMASYNC_BASE_URL: baseUrl, SCHEMASYNC_API_KEY: key };
+    });
+
+    afterAll(async () => {
+      await inst.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('no instance configured → exit 2 with a clear line', async () => {
+      const lone = mkdtempSync(join(tmpdir(), 'ss-none-'));
+      writeFileSync(join(lone, 'schemasync.yaml'), 'source: crm\nschema: schema\n');
+      const r = await cli(['plan'], lone, { SCHEMASYNC_BASE_URL: '', SCHEMASYNC_API_KEY: '' });
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/No instance configured/);
+    });
+
+    it('plan shows + steps and --detailed-exitcode 2; sync applies; plan is then empty with exit 0', async () => {
+      const p = await cli(['plan', '--detailed-exitcode'], dir, env);
+      expect(p.err).toBe('');
+      expect(p.code).toBe(2);
+      expect(p.out).toMatch(/\+ object deal \(2 attributes\)/);
+      expect(p.out).toMatch(/Plan: 1 to create, 0 to change, 0 to drop\./);
+
+      const s = await cli(['sync'], dir, env);
+      expect(s.code, s.err).toBe(0);
+      expect(s.out).toMatch(/Applied: source crm is now at version 1/);
+
+      const again = await cli(['plan', '--detailed-exitcode'], dir, env);
+      expect(again.code).toBe(0);
+      expect(again.out).toMatch(/No changes/);
+    });
+
+    it('refuses a destructive sync with the code, the steps and the flag; --allow-destructive <target> applies it', async () => {
+      await api(baseUrl, key, 'POST', '/records/deal', { title: 'a', amount: 5 });
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), DEAL.replace('      amount: { type: integer }\n', ''));
+      const plan = await cli(['plan'], dir, env);
+      expect(plan.out).toMatch(/- deal\.amount \[destructive: 1 value\]/);
+
+      const refused = await cli(['sync', '--yes'], dir, env);
+      expect(refused.code).toBe(1);
+      expect(refused.err).toMatch(/Error: 500 SCHEMA_DESTRUCTIVE_NOT_ALLOWED/);
+      expect(refused.err).toMatch(/deal\.amount: .*\(1 affected\)/);
+      expect(refused.err).toMatch(/--allow-destructive deal\.amount/);
+
+      const other = await cli(['sync', '--allow-destructive', 'deal.title'], dir, env);
+      expect(other.code).toBe(1);
+
+      const ok = await cli(['sync', '--allow-destructive', 'deal.amount'], dir, env);
+      expect(ok.code, ok.err).toBe(0);
+      expect(await attributesOf(baseUrl, key, 'deal')).not.toContain('amount');
+    });
+
+    it('a data conflict exits 1 with the code and the fix', async () => {
+      await api(baseUrl, key, 'POST', '/records/deal', { title: 'b' });
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), `${DEAL.replace('      amount: { type: integer }\n', '')}      region: { type: text, required: true }\n`);
+      const p = await cli(['plan', '--detailed-exitcode'], dir, env);
+      expect(p.code).toBe(1);
+      expect(p.out).toMatch(/! SCHEMA_SYNC_CONFLICT deal\.region/);
+      const s = await cli(['sync', '--yes'], dir, env);
+      expect(s.code).toBe(1);
+      expect(s.err).toMatch(/Error: 409 SCHEMA_SYNC_CONFLICT/);
+      expect(s.err).toMatch(/fix: give deal\.region a default/);
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), DEAL.replace('      amount: { type: integer }\n', ''));
+    });
+
+    it('--format json and github; --out then sync --plan applies only while the source is unchanged', async () => {
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), `${DEAL.replace('      amount: { type: integer }\n', '')}      note: { type: text }\n`);
+      const j = await cli(['plan', '--format', 'json'], dir, env);
+      const plan = JSON.parse(j.out) as { steps: { action: string; target: string }[]; baseVersion: number };
+      expect(plan.steps).toEqual([expect.objectContaining({ action: 'add_attribute', target: 'deal.note' })]);
+      const g = await cli(['plan', '--format', 'github'], dir, env);
+      expect(g.out).toMatch(/^::notice file=schema\/deal\.yaml,line=\d+,col=\d+,title=add_attribute::/m);
+
+      const out = join(dir, 'plan.json');
+      expect((await cli(['plan', '--out', out], dir, env)).code).toBe(0);
+      // someone else moves the source on
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), `${DEAL.replace('      amount: { type: integer }\n', '')}      other: { type: text }\n`);
+      expect((await cli(['sync', '--yes'], dir, env)).code).toBe(0);
+      const stale = await cli(['sync', '--plan', out], dir, env);
+      expect(stale.code).toBe(1);
+      expect(stale.err).toMatch(/changed since the plan was saved/);
+
+      expect((await cli(['plan', '--out', out], dir, env)).code).toBe(0);
+      const fresh = await cli(['sync', '--plan', out], dir, env);
+      expect(fresh.code, fresh.err).toBe(0);
+    });
+
+    it('--diff shows a unified diff of stored vs declared', async () => {
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), `${DEAL.replace('      amount: { type: integer }\n', '')}      other: { type: text }\n      extra: { type: boolean }\n`);
+      const d = await cli(['plan', '--diff'], dir, env);
+      expect(d.out).toMatch(/^\+\s+extra:/m);
+      expect(d.out).toMatch(/^--- stored/m);
+    });
+
+    it('pull writes YAML that plans to zero changes', async () => {
+      expect((await cli(['sync', '--yes'], dir, env)).code).toBe(0);
+      const target = join(dir, 'pulled');
+      const r = await cli(['pull', '--out', target], dir, env);
+      expect(r.code, r.err).toBe(0);
+      expect(readdirSync(target)).toEqual(['deal.yaml']);
+      const clone = mkdtempSync(join(tmpdir(), 'ss-pulled-'));
+      writeFileSync(join(clone, 'schemasync.yaml'), `source: crm\nschema: ${target}\nbaseUrl: ${baseUrl}\n`);
+      const p = await cli(['plan', '--detailed-exitcode'], clone, { SCHEMASYNC_API_KEY: key });
+      expect(p.code, p.out + p.err).toBe(0);
+    });
+  });
+}
