@@ -83,7 +83,7 @@ export class BlobStore {
       },
     });
     try {
-      await pipeline(input, meter, createWriteStream(tmp, { flags: 'wx', mode: 0o600 }));
+      await pipeline(input, meter, createWriteStream(tmp, { flags: 'wx', mode: 0o600, highWaterMark: 1024 * 1024 }));
       // Some producers (busboy under a size limit) end quietly instead of erroring.
       if ((input as { truncated?: boolean }).truncated) {
         throw new ServiceError(options.tooLargeCode ?? 'PAYLOAD_TOO_LARGE', options.tooLargeMessage ?? 'File is too large');

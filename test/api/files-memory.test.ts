@@ -69,7 +69,7 @@ describe('a 100 MB upload', () => {
     const res = await fetch(`${base}/files`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
-      body: payload(hash, boundary) as unknown as BodyInit,
+      body: payload(hash, boundary) as unknown as RequestInit['body'],
       duplex: 'half',
     } as RequestInit);
     const body = (await res.json()) as { data: { id: string; size: number; sha256: string } };

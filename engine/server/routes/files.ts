@@ -32,6 +32,8 @@ export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Pr
   // silent truncation.
   await app.register(multipart, {
     limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 20 },
+    // Larger file-stream buffers mean fewer, bigger writes (upload bench); still bounded.
+    fileHwm: 1024 * 1024,
   });
 
   const read = { action: 'files:read' } as const;
