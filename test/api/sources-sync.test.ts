@@ -210,7 +210,7 @@ describe('sources: ownership, idempotence, if-match', () => {
     await push(base());
     const r = await s.call('PUT', '/schema/sources/billing', { body: { declaration: { objects: { company: { attributes: { name: { type: 'text' } } } }, views: {} } } });
     expectError(r, { status: 409, code: 'SCHEMA_DUPLICATE_OBJECT' });
-    const v = await s.call('PUT', '/schema/sources/billing', { body: { declaration: { objects: {}, views: { open_deals: { object: 'deal' } } } } });
+    const v = await s.call('PUT', '/schema/sources/billing', { body: { declaration: { objects: { invoice: { attributes: { total: { type: 'number' } } } }, views: { open_deals: { object: 'invoice' } } } } });
     expectError(v, { status: 409, code: 'SCHEMA_DUPLICATE' });
   });
 

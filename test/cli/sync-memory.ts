@@ -101,6 +101,17 @@ export function memoryStore(): Store {
       (rows[object] ??= []).push(r);
       return { id: r.id, object, version: 1, createdAt: T(), updatedAt: T(), values: r.values };
     },
+    getRecord(object, id): RecordOut {
+      const r = (rows[obj(object).name] ?? []).find((x) => x.id === id);
+      if (!r) throw new ServiceError('SCHEMA_RECORD_NOT_FOUND', 'No record with that id');
+      return { id: r.id, object, version: 1, createdAt: T(), updatedAt: T(), values: r.values };
+    },
+    addAttribute(object, spec, owner) {
+      const { name, ...rest } = spec;
+      const a = { ...rest, name, id: randomUUID(), protected: false, system: false, owner, createdAt: T(), updatedAt: T() };
+      obj(object).attributes.push(a);
+      return a;
+    },
     pushSource(id: string, declaration: Declaration, options: PushOptions): PushResult {
       const source = sources.get(id);
       const plan = planPush({ sourceId: id, declaration, objects, views, source, facts: new MemoryFacts(objects, rows) });
