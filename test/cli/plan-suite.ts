@@ -28,6 +28,26 @@ export async function cli(args: string[], cwd: string, env: Record<string, strin
   });
 }
 
+/** Run the bin on a pseudo-terminal (util-linux `script`), answering the confirmation prompt. */
+export async function ttyCli(args: string[], cwd: string, env: Record<string, string>, answer: string) {
+  const line = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  return new Promise<{ code: number | null; out: string }>((resolve) => {
+    const child = spawn('script', ['-qec', line, '/dev/null'], { cwd, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let answered = false;
+    const onData = (b: Buffer) => {
+      out += b.toString();
+      if (!answered && out.includes('[y/N]')) {
+        answered = true;
+        child.stdin.write(`${answer}\r`);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => resolve({ code, out }));
+  });
+}
+
 export interface Instance {
   baseUrl: string;
   key: string;
@@ -132,6 +152,18 @@ export function defineCliSuite(name: string, startInstance: (dir: string) => Pro
       expect((await cli(['plan', '--out', out], dir, env)).code).toBe(0);
       const fresh = await cli(['sync', '--plan', out], dir, env);
       expect(fresh.code, fresh.err).toBe(0);
+    });
+
+    it('in a terminal sync asks first: "n" changes nothing, "y" applies', async () => {
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), `${DEAL.replace('      amount: { type: integer }\n', '')}      other: { type: text }\n      asked: { type: text }\n`);
+      const no = await ttyCli(['sync'], dir, env, 'n');
+      expect(no.out).toMatch(/Apply 1 change to .*\? \[y\/N\]/);
+      expect(no.code).toBe(1);
+      expect(no.out).toMatch(/Cancelled; nothing was changed/);
+      expect(await attributesOf(baseUrl, key, 'deal')).not.toContain('asked');
+      const yes = await ttyCli(['sync'], dir, env, 'y');
+      expect(yes.code, yes.out).toBe(0);
+      expect(await attributesOf(baseUrl, key, 'deal')).toContain('asked');
     });
 
     it('--diff shows a unified diff of stored vs declared', async () => {
