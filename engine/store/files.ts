@@ -17,7 +17,8 @@ import type { Actor } from './types.js';
  *   document attribute. A record's value for that attribute is its document id(s).
  *   Documents are owned by their slot: detaching one from the record's value, deleting the
  *   record, or dropping the attribute deletes the document row, and with the last document
- *   of a file the file row too (uploads to a slot create their file for it).
+ *   of a file the file row too (uploads to a slot create their file for it). Naming a
+ *   document of another record in a record write moves it (see applyDocumentValue).
  *
  * Every write here is one SQLite transaction (nested ones become savepoints of the
  * store's, so the store can call these inside its own record writes).
@@ -337,13 +338,15 @@ export class FilesEngine {
   // ------------------------------------------------ hooks the record store calls
 
   /**
-   * The store's `checkDocumentValues` hook, run inside its record-write transaction after
-   * the record row is written: a record's document value must name existing documents
-   * that belong to this slot (upload them with POST /upload), pass the attribute's
-   * accepts and maxFileSize, and hold one id unless `multiple`. Documents the new value no
-   * longer names are detached, i.e. deleted (no orphan rows). Returns per-field errors
-   * instead of throwing for SCHEMA_VALIDATION_FAILED cases, so the store can report every
-   * bad attribute at once; DOCUMENT_* refusals throw, as they carry their own codes.
+   * The store's `checkDocumentValues` hook, run inside its record-write transaction
+   * (contract.md §3: "Document values are document ids"; issue 5: record create/update
+   * accept existing document ids with the upload rules). Each id must name an existing
+   * document whose file passes the attribute's accepts and maxFileSize; at most one id
+   * unless `multiple`. A document lives in one slot (record × attribute): an id attached to
+   * another record moves here and leaves that record's value (that record is updated as
+   * `actor`, its version bumped). Documents this slot no longer names are deleted (no
+   * orphan rows). Existence/ownership problems come back as per-field errors so the store
+   * reports every bad attribute at once; DOCUMENT_* refusals throw with their own codes.
    */
   applyDocumentValue(
     object: string,
@@ -351,12 +354,14 @@ export class FilesEngine {
     spec: AttributeSpec,
     value: unknown,
     path: (string | number)[] = [spec.name],
+    actor?: Actor,
   ): FieldError[] {
     const ids = documentIds(value);
     if (!spec.multiple && ids.length > 1) {
       throw new ServiceError('DOCUMENT_MULTIPLE_NOT_ALLOWED', `${object}.${spec.name} takes a single file`);
     }
     const errors: FieldError[] = [];
+    const moves: DocumentRow[] = [];
     const get = this.db.prepare(
       'SELECT d.*, f.mime_type, f.size FROM _ss_documents d JOIN _ss_files f ON f.id = d.file_id WHERE d.id = ?',
     );
@@ -366,8 +371,13 @@ export class FilesEngine {
         errors.push({ path, message: `document ${id} does not exist` });
         continue;
       }
-      if (row.object !== object || row.record_id !== recordId || row.attribute !== spec.name) {
-        errors.push({ path, message: `document ${id} belongs to ${row.object} ${row.record_id} (${row.attribute}); upload the file to this record instead` });
+      const here = row.object === object && row.record_id === recordId;
+      if (here && row.attribute !== spec.name) {
+        errors.push({ path, message: `document ${id} is already attached to ${row.attribute} of this record` });
+        continue;
+      }
+      if (!here && actor === undefined) {
+        errors.push({ path, message: `document ${id} is attached to ${row.object} ${row.record_id}` });
         continue;
       }
       if (!mimeAccepted(row.mime_type, spec.accepts)) {
@@ -377,8 +387,22 @@ export class FilesEngine {
       if (row.size > max) {
         throw new ServiceError('DOCUMENT_FILE_TOO_LARGE', `${object}.${spec.name} accepts files up to ${sizeWords(max)}`);
       }
+      if (!here) moves.push(row);
     }
     if (errors.length > 0) return errors;
+    for (const row of moves) {
+      // Rebind first, so the old record's own hook run (below) no longer counts it as its
+      // document and so does not delete it.
+      this.db
+        .prepare('UPDATE _ss_documents SET object = ?, record_id = ?, attribute = ? WHERE id = ?')
+        .run(object, recordId, spec.name, row.id);
+      const old = this.tryGetRecord(row.object, row.record_id);
+      if (old) {
+        const oldSpec = this.documentAttribute(row.object, row.attribute);
+        const rest = documentIds(old.values[row.attribute]).filter((d) => d !== row.id);
+        this.records.updateRecord(row.object, row.record_id, { [row.attribute]: oldSpec.multiple ? rest : (rest[0] ?? null) }, '*', actor!);
+      }
+    }
     const keep = new Set(ids);
     const detached = (
       this.db.prepare('SELECT id FROM _ss_documents WHERE object = ? AND record_id = ? AND attribute = ?').all(object, recordId, spec.name) as {

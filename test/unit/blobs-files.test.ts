@@ -50,7 +50,7 @@ function port(): RecordPort {
         for (const [k, v] of Object.entries(patch)) {
           const spec = attrs.find((a) => a.name === k)!;
           if (spec.type === 'document') {
-            const errors = files.applyDocumentValue(o, id, spec, v);
+            const errors = files.applyDocumentValue(o, id, spec, v, [k], member);
             if (errors.length) throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'bad', { errors });
           }
           r.values[k] = v;
@@ -181,7 +181,14 @@ describe('documents', () => {
     const t = { object: 'deal', recordId: 'r1', attribute: 'attachments' };
     const a = await files.uploadDocument(t, { name: 'a.txt', mimeType: 'text/plain', stream: bytes('a') }, member);
     const p = port();
-    expect(await code(() => p.updateRecord('deal', 'r2', { attachments: [a.id] }, '*', member))).toBe('SCHEMA_VALIDATION_FAILED');
+    // Naming another record's document moves it: it leaves r1's value.
+    p.updateRecord('deal', 'r2', { attachments: [a.id] }, '*', member);
+    expect(records.get('r1')!.values['attachments']).toEqual([]);
+    expect(files.getDocument(a.id)).toMatchObject({ recordId: 'r2', attribute: 'attachments' });
+    expect(await code(() => p.updateRecord('deal', 'r2', { contract: a.id }, '*', member))).toBe('SCHEMA_VALIDATION_FAILED');
+    // Moving into an attribute whose accepts refuses it.
+    p.updateRecord('deal', 'r1', { attachments: [a.id] }, '*', member);
+    expect(await code(() => p.updateRecord('deal', 'r2', { contract: a.id }, '*', member))).toBe('DOCUMENT_MIME_NOT_ACCEPTED');
     expect(await code(() => p.updateRecord('deal', 'r2', { attachments: ['nope'] }, '*', member))).toBe('SCHEMA_VALIDATION_FAILED');
     expect(await code(() => p.updateRecord('deal', 'r1', { contract: ['x', 'y'] }, '*', member))).toBe('DOCUMENT_MULTIPLE_NOT_ALLOWED');
     p.updateRecord('deal', 'r1', { attachments: [] }, '*', member);
