@@ -24,7 +24,7 @@ const RULE_TEXT: Record<ViolationRule, (target: string) => { what: string; fix: 
     fix: `fill ${t} on those records, or give ${t} a default`,
   }),
   unique: (t) => ({
-    what: `repeat a value another record of ${t} already holds, and ${t} is now unique`,
+    what: `share their value of ${t} with another record, and ${t} is now unique`,
     fix: `make the values of ${t} distinct first, or drop unique`,
   }),
   options: (t) => ({

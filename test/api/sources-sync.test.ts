@@ -135,7 +135,7 @@ const scenarios: Scenario[] = [
     name: 'unique over duplicates',
     after: (d) => { d.objects.deal!.attributes.title = { type: 'text', required: true, unique: true }; },
     data: () => ({ title: 'same' }),
-    code: 'SCHEMA_SYNC_CONFLICT', status: 409, conflict: { rule: 'unique', count: 2 },
+    code: 'SCHEMA_SYNC_CONFLICT', status: 409, conflict: { rule: 'unique', count: 3 },
   },
   {
     name: 'removed select option in use',

@@ -51,7 +51,9 @@ export class MemoryFacts implements DataFacts {
     const cur = this.objects.find((o) => o.name === object)?.attributes.find((a) => a.name === attribute);
     const hits = new Map<ViolationRule, string[]>();
     const hit = (rule: ViolationRule, id: string) => hits.set(rule, [...(hits.get(rule) ?? []), id]);
+    // unique: every record of a duplicated value counts, the first one too (as engine/store/facts.ts)
     const seen = new Map<string, string>();
+    const dupes = new Set<string>();
     for (const r of this.rows[object] ?? []) {
       let v = r.values[attribute];
       if (v === undefined || v === null) {
@@ -73,8 +75,15 @@ export class MemoryFacts implements DataFacts {
       if (next.multiple === false && Array.isArray(v) && v.length > 1) hit('multiple', r.id);
       if (next.unique) {
         const key = JSON.stringify(v);
-        if (seen.has(key)) hit('unique', r.id);
-        else seen.set(key, r.id);
+        const first = seen.get(key);
+        if (first === undefined) seen.set(key, r.id);
+        else {
+          if (!dupes.has(first)) {
+            dupes.add(first);
+            hit('unique', first);
+          }
+          hit('unique', r.id);
+        }
       }
     }
     return [...hits].map(([rule, ids]) => ({ rule, count: ids.length, sampleIds: ids.slice(0, SAMPLE_IDS) }));

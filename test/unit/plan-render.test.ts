@@ -48,7 +48,7 @@ describe('plan renderer', () => {
         ~ view:open_deals: columns ["title"] → ["headline"]
 
       Conflicts (the push would be refused):
-        ! SCHEMA_SYNC_CONFLICT company.name: 1 record (e.g. c2) repeat a value another record of company.name already holds, and company.name is now unique.
+        ! SCHEMA_SYNC_CONFLICT company.name: 2 records (e.g. c1, c2) share their value of company.name with another record, and company.name is now unique.
             fix: make the values of company.name distinct first, or drop unique
 
       Destructive steps need --allow-destructive (all) or --allow-destructive deal.legacy,old
@@ -61,7 +61,7 @@ describe('plan renderer', () => {
   it('github: conflicts are errors at file:line, destructive steps warnings', () => {
     const out = renderPlanGithub(plan(), (t) => (t.startsWith('company') ? { file: 'schema/company.yaml', line: 3, column: 5 } : undefined));
     expect(out).toMatchInlineSnapshot(`
-      "::error file=schema/company.yaml,line=3,col=5,title=SCHEMA_SYNC_CONFLICT::1 record (e.g. c2) repeat a value another record of company.name already holds, and company.name is now unique. Fix: make the values of company.name distinct first, or drop unique
+      "::error file=schema/company.yaml,line=3,col=5,title=SCHEMA_SYNC_CONFLICT::2 records (e.g. c1, c2) share their value of company.name with another record, and company.name is now unique. Fix: make the values of company.name distinct first, or drop unique
       ::notice title=rename_attribute::~ deal.title → deal.headline — renamed from title; keeps its values
       ::notice file=schema/company.yaml,line=3,col=5,title=change_object::~ object company: label (none) → Company
       ::notice title=add_attribute::+ deal.stage: select options ["a","b"]

@@ -105,7 +105,7 @@ describe('planPush', () => {
 
   it.each([
     ['required over nulls', (d: Declaration) => { d.objects.deal!.attributes.amount = { type: 'integer', required: true }; }, (i: number) => ({ title: 't', amount: i === 1 ? 1 : null }), 'required', 2, /fill deal.amount .* or give deal.amount a default/],
-    ['unique over duplicates', (d: Declaration) => { d.objects.deal!.attributes.title = { type: 'text', required: true, unique: true }; }, () => ({ title: 'same' }), 'unique', 2, /distinct/],
+    ['unique over duplicates', (d: Declaration) => { d.objects.deal!.attributes.title = { type: 'text', required: true, unique: true }; }, () => ({ title: 'same' }), 'unique', 3, /distinct/],
     ['removed options in use', (d: Declaration) => { d.objects.deal!.attributes.stage = { type: 'select', options: ['lead'] }; }, (i: number) => ({ title: 't', stage: i === 0 ? 'lead' : 'won' }), 'options', 2, /option/],
     ['maxLength below stored lengths', (d: Declaration) => { d.objects.deal!.attributes.title = { type: 'text', required: true, maxLength: 2 }; }, () => ({ title: 'long' }), 'length', 3, /shorten/],
     ['min above stored values', (d: Declaration) => { d.objects.deal!.attributes.amount = { type: 'integer', min: 10 }; }, (i: number) => ({ title: 't', amount: i }), 'range', 3, /min\/max/],
