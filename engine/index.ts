@@ -13,3 +13,5 @@ export type { Diagnostic, ValidationResult } from './declaration/diagnostic.js';
 export { loadProject, loadProjectSync, loadDeclarationFiles, sortDiagnostics, displayPath } from './declaration/load.js';
 export type { LocatedDiagnostic, LoadResult, ProjectLoadResult, LoadedFile } from './declaration/load.js';
 export { declarationJsonSchema, projectJsonSchema } from './declaration/json-schema.js';
+export { planPush, refusal, isCovered, uncoveredDestructive } from './plan/index.js';
+export type { PlanInput, RefusalOptions, Plan, Step, StepAction, StepLabel, Conflict, ConflictCode, PlanSummary, FieldChange, AllowDestructive, DataFacts, Violation, ViolationRule } from './plan/index.js';
