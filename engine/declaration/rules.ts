@@ -127,27 +127,28 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
   const type = attr['type'];
   if (!isAttributeType(type)) return; // the schema reported it, with the near miss
   const def = typeDef(type);
-  const who = subject(ctx, path);
+  // Built only when something is wrong: this runs for every attribute of every object.
+  const who = (): string => subject(ctx, path);
   const num = (k: string): number | undefined => (typeof attr[k] === 'number' ? (attr[k] as number) : undefined);
 
   if (attr['unique'] === true && !def.uniqueAllowed) {
     add(ctx, {
       severity: 'error',
       code: 'SCHEMA_VALIDATION_FAILED',
-      message: `${who}: "unique" is not available for ${type} attributes`,
+      message: `${who()}: "unique" is not available for ${type} attributes`,
       path: [...path, 'unique'],
       on: 'key',
     });
   }
   const [min, max] = [num('min'), num('max')];
   if (min !== undefined && max !== undefined && min > max) {
-    add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who}: "min" (${min}) is greater than "max" (${max})`, path: [...path, 'max'] });
+    add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who()}: "min" (${min}) is greater than "max" (${max})`, path: [...path, 'max'] });
   }
   if (type === 'integer') {
     for (const k of ['min', 'max']) {
       const v = num(k);
       if (v !== undefined && !Number.isInteger(v)) {
-        add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who}: "${k}" of an integer attribute must be a whole number (got ${v})`, path: [...path, k] });
+        add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who()}: "${k}" of an integer attribute must be a whole number (got ${v})`, path: [...path, k] });
       }
     }
   }
@@ -156,7 +157,7 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
     add(ctx, {
       severity: 'error',
       code: 'SCHEMA_VALIDATION_FAILED',
-      message: `${who}: "minLength" (${minLength}) is greater than "maxLength" (${maxLength})`,
+      message: `${who()}: "minLength" (${minLength}) is greater than "maxLength" (${maxLength})`,
       path: [...path, 'maxLength'],
     });
   }
@@ -168,7 +169,7 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
       add(ctx, {
         severity: 'error',
         code: 'SCHEMA_VALIDATION_FAILED',
-        message: `${who}: "pattern" is not a valid regular expression (${(err as Error).message.replace(/^Invalid regular expression: /, '')})`,
+        message: `${who()}: "pattern" is not a valid regular expression (${(err as Error).message.replace(/^Invalid regular expression: /, '')})`,
         path: [...path, 'pattern'],
       });
     }
@@ -180,7 +181,7 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
       add(ctx, {
         severity: 'error',
         code: 'SCHEMA_VALIDATION_FAILED',
-        message: `${who}: "maxFileSize" must be a number of bytes or a size such as 512KB, 10MB or 1GB (got ${JSON.stringify(attr['maxFileSize'])})`,
+        message: `${who()}: "maxFileSize" must be a number of bytes or a size such as 512KB, 10MB or 1GB (got ${JSON.stringify(attr['maxFileSize'])})`,
         path: [...path, 'maxFileSize'],
       });
     } else maxFileSize = bytes;
@@ -190,12 +191,12 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
     const p = [...path, 'target'];
     const bad = objectNameProblem(target);
     if (bad && bad.code === 'SCHEMA_INVALID_OBJECT_NAME') {
-      add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who}: target "${target}" is not a valid object name`, path: p });
+      add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who()}: target "${target}" is not a valid object name`, path: p });
     } else if (objectNames && !objectNames.has(target)) {
       const suggestion = closest(target, objectNames);
       add(ctx, {
         severity: 'warning',
-        message: `${who} points to object "${target}", which these files do not declare: it must exist on the instance (plan checks it)`,
+        message: `${who()} points to object "${target}", which these files do not declare: it must exist on the instance (plan checks it)`,
         path: p,
         ...(suggestion ? { suggestion } : {}),
       });
@@ -207,7 +208,7 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
       add(ctx, {
         severity: 'error',
         code: 'SCHEMA_VALIDATION_FAILED',
-        message: `${who}: a ${type} attribute cannot have a default (record and document ids are not known in a declaration)`,
+        message: `${who()}: a ${type} attribute cannot have a default (record and document ids are not known in a declaration)`,
         path: p,
       });
     } else if (!ctx.skip.has(key([...path, 'options'])) && !ctx.skip.has(key([...path, 'pattern']))) {
@@ -217,7 +218,7 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
       if (maxFileSize !== undefined) spec.maxFileSize = maxFileSize;
       const parsed = parseValue(spec, attr['default']);
       if (!parsed.ok) {
-        add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who}: default ${JSON.stringify(attr['default'])} ${parsed.message}`, path: p });
+        add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who()}: default ${JSON.stringify(attr['default'])} ${parsed.message}`, path: p });
       }
     }
   }
