@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -171,6 +171,18 @@ export function defineCliSuite(name: string, startInstance: (dir: string) => Pro
       const d = await cli(['plan', '--diff'], dir, env);
       expect(d.out).toMatch(/^\+\s+extra:/m);
       expect(d.out).toMatch(/^--- stored/m);
+    });
+
+    it('pull --runtime writes runtime objects as declarations', async () => {
+      const made = await api(baseUrl, key, 'POST', '/schema/objects', { name: 'scratch', label: 'Scratch', attributes: [{ name: 'body', type: 'text', maxLength: 50 }] });
+      expect(made.status).toBe(201);
+      const target = join(dir, 'runtime');
+      const r = await cli(['pull', '--runtime', '--out', target], dir, env);
+      expect(r.code, r.err).toBe(0);
+      expect(readdirSync(target)).toEqual(['scratch.yaml']);
+      const text = readFileSync(join(target, 'scratch.yaml'), 'utf8');
+      expect(text).toMatch(/scratch:\n\s+label: Scratch\n\s+attributes:\n\s+body:\n\s+type: text\n\s+maxLength: 50/);
+      expect(text).not.toMatch(/created_at|\bid:/);
     });
 
     it('pull writes YAML that plans to zero changes', async () => {

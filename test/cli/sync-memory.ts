@@ -106,6 +106,13 @@ export function memoryStore(): Store {
       if (!r) throw new ServiceError('SCHEMA_RECORD_NOT_FOUND', 'No record with that id');
       return { id: r.id, object, version: 1, createdAt: T(), updatedAt: T(), values: r.values };
     },
+    createObject(input, owner) {
+      const attributes = Object.fromEntries((input.attributes ?? []).map(({ name, ...spec }) => [name, spec]));
+      const o = storedObject(input.name, { attributes, ...(input.label !== undefined ? { label: input.label } : {}) }, owner);
+      objects.push(o);
+      rows[input.name] = [];
+      return o;
+    },
     addAttribute(object, spec, owner) {
       const { name, ...rest } = spec;
       const a = { ...rest, name, id: randomUUID(), protected: false, system: false, owner, createdAt: T(), updatedAt: T() };
