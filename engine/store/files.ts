@@ -59,6 +59,9 @@ export interface UploadInput {
   stream: Readable;
 }
 
+/** Who moves a document between records when the record write names no actor. */
+const SYSTEM_ACTOR: Actor = { keyId: 'system', role: 'owner', scopes: null };
+
 /** POST /files has no attribute to limit it; a server-wide cap keeps the disk safe. */
 export const DEFAULT_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
@@ -376,10 +379,6 @@ export class FilesEngine {
         errors.push({ path, message: `document ${id} is already attached to ${row.attribute} of this record` });
         continue;
       }
-      if (!here && actor === undefined) {
-        errors.push({ path, message: `document ${id} is attached to ${row.object} ${row.record_id}` });
-        continue;
-      }
       if (!mimeAccepted(row.mime_type, spec.accepts)) {
         throw new ServiceError('DOCUMENT_MIME_NOT_ACCEPTED', `${object}.${spec.name} does not accept ${row.mime_type} (accepts ${spec.accepts?.join(', ')})`);
       }
@@ -400,7 +399,9 @@ export class FilesEngine {
       if (old) {
         const oldSpec = this.documentAttribute(row.object, row.attribute);
         const rest = documentIds(old.values[row.attribute]).filter((d) => d !== row.id);
-        this.records.updateRecord(row.object, row.record_id, { [row.attribute]: oldSpec.multiple ? rest : (rest[0] ?? null) }, '*', actor!);
+        // Part of the caller's write; the store keeps no author for updates, so without an
+        // actor the move is attributed to the system.
+        this.records.updateRecord(row.object, row.record_id, { [row.attribute]: oldSpec.multiple ? rest : (rest[0] ?? null) }, '*', actor ?? SYSTEM_ACTOR);
       }
     }
     const keep = new Set(ids);
