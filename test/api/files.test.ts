@@ -277,6 +277,30 @@ describe('POST /upload/:objectName/:recordId/:attribute and documents', () => {
     await srv.call('DELETE', `/documents/${up.body.data.id}`);
   });
 
+  it('uploads count in the upload rate bucket (20/min hosted; 2 here), reads do not', async () => {
+    const limited = await startTestServer({ store: srv.store, dataDir: dir, rateLimit: { limits: { upload: 2 } } });
+    try {
+      const send = async () => {
+        const form = new FormData();
+        form.append('file', new Blob(['r']), 'r.txt');
+        return fetch(`${limited.base}/files`, { method: 'POST', headers: { authorization: `Bearer ${limited.ownerKey}` }, body: form });
+      };
+      const first = await send();
+      expect(first.status).toBe(201);
+      const id = ((await first.json()) as { data: { id: string } }).data.id;
+      expect((await send()).status).toBe(201);
+      const third = await send();
+      expect(third.status).toBe(429);
+      expect(await third.json()).toEqual({ success: false, statusCode: 429, message: 'ThrottlerException: Too Many Requests' });
+      expect((await limited.call('GET', `/files/${id}`)).status).toBe(200);
+      expect((await limited.call('DELETE', `/files/${id}`)).status).toBe(200);
+      const rows = db.prepare('SELECT id FROM _ss_files').all() as { id: string }[];
+      for (const r of rows) await srv.call('DELETE', `/files/${r.id}`);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('the routes are in openapi.json', async () => {
     const doc = (await srv.call('GET', '/openapi.json', { key: null })).body;
     for (const p of ['/v1/files', '/v1/files/{id}', '/v1/files/{id}/content', '/v1/upload/{objectName}/{recordId}/{attribute}', '/v1/documents/{id}']) {
