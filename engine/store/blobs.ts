@@ -117,6 +117,17 @@ export class BlobStore {
     return true;
   }
 
+  /** Every stored digest (walks `ab/cd/`; used to collect bytes a crash left without a row). */
+  *digests(): Generator<string> {
+    for (const a of safeReaddir(this.root)) {
+      if (!/^[0-9a-f]{2}$/.test(a)) continue;
+      for (const b of safeReaddir(join(this.root, a))) {
+        if (!/^[0-9a-f]{2}$/.test(b)) continue;
+        for (const name of safeReaddir(join(this.root, a, b))) if (SHA256.test(name)) yield name;
+      }
+    }
+  }
+
   /** Leftover temporary files of a crashed process (called when the store opens). */
   sweepTemporary(): void {
     // Only our own prefix, never a content file.

@@ -201,7 +201,22 @@ export class FilesEngine {
     this.records = records;
     this.maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
     db.exec(SCHEMA_SQL);
-    blobs.sweepTemporary();
+    this.collectGarbage();
+  }
+
+  /**
+   * At open: temporary files of interrupted uploads, and bytes whose row never committed
+   * (a crash between the rename and the insert), are removed, so a refused or failed upload
+   * leaves nothing even across a crash (contract.md §3).
+   */
+  collectGarbage(): number {
+    this.blobs.sweepTemporary();
+    const used = this.db.prepare('SELECT 1 FROM _ss_files WHERE sha256 = ? LIMIT 1');
+    let removed = 0;
+    for (const sha of [...this.blobs.digests()]) {
+      if (!used.get(sha) && !this.inFlight.has(sha) && this.blobs.release(sha, false)) removed++;
+    }
+    return removed;
   }
 
   // ---------------------------------------------------------------- files

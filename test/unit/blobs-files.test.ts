@@ -137,6 +137,18 @@ describe('files', () => {
   });
 });
 
+describe('garbage at open', () => {
+  it('removes bytes no row references and keeps the rest', async () => {
+    const kept = await files.uploadFile({ name: 'k', mimeType: 'text/plain', stream: bytes('kept') }, member);
+    // Bytes written but never given a row, as after a crash between rename and insert.
+    const lost = await blobs.writeStream(bytes('lost'), { maxBytes: 100 });
+    const reopened = new FilesEngine(db, blobs, port());
+    expect(blobs.has(lost.sha256)).toBe(false);
+    expect(blobs.has(kept.sha256)).toBe(true);
+    expect(reopened.collectGarbage()).toBe(0);
+  });
+});
+
 describe('documents', () => {
   it('upload attaches to the record, checks accepts, size and the single-file rule', async () => {
     const t = { object: 'deal', recordId: 'r1', attribute: 'contract' };
