@@ -10,7 +10,7 @@ export type { AttributeTypeDef, ColumnType, Parsed, SqlValue } from './model/typ
 export * from './model/stored.js';
 export { validateDeclaration, validateAttributeInput, validateObjectName } from './declaration/validate.js';
 export type { Diagnostic, ValidationResult } from './declaration/diagnostic.js';
-export { loadProject, loadProjectSync, loadDeclarationFiles, sortDiagnostics, displayPath } from './declaration/load.js';
+export { loadProject, loadProjectSync, loadDeclarationFiles, loadDeclarationFilesParallel, sortDiagnostics, displayPath } from './declaration/load.js';
 export type { LocatedDiagnostic, LoadResult, ProjectLoadResult, LoadedFile } from './declaration/load.js';
 export { declarationJsonSchema, projectJsonSchema } from './declaration/json-schema.js';
 export { planPush, refusal, isCovered, uncoveredDestructive } from './plan/index.js';

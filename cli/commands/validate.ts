@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { displayPath, loadProjectSync, sortDiagnostics } from '../../engine/declaration/load.js';
+import { displayPath, loadProject, sortDiagnostics } from '../../engine/declaration/load.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { renderGithub, renderJson, renderText, type RenderDiagnostic } from '../render/diagnostics.js';
@@ -21,7 +21,7 @@ export const run: CommandRun<ValidateOptions> = async (ctx) => {
       hint: 'Run `schemasync init` to create one, or pass --config <file>.',
     });
   }
-  const result = loadProjectSync({ configPath, cwd: ctx.cwd });
+  const result = await loadProject({ configPath, cwd: ctx.cwd });
   const list: RenderDiagnostic[] = sortDiagnostics(result.diagnostics).map((d) => {
     const r: RenderDiagnostic = {
       severity: d.severity,

@@ -1,32 +1,26 @@
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { globSync } from 'tinyglobby';
-import { LineCounter, isAlias, parseDocument, visit, type Document } from 'yaml';
 import type { Declaration, ProjectConfig } from '../model/declaration.js';
 import { runSchema } from './ajv.js';
 import { translateAjvErrors } from './ajv-messages.js';
 import { hasErrors, isPlainObject, type Diagnostic, type Path } from './diagnostic.js';
-import { locate, type Position } from './locate.js';
+import { located, parseFile, type LocatedDiagnostic, type Parsed } from './parse-file.js';
 import { closest } from './suggest.js';
 import { validateDeclaration } from './validate.js';
 
 /**
  * Reading schemasync.yaml and the declaration files it names, keeping source positions
  * so every diagnostic says file:line:column (contract.md §2), and reporting every problem
- * of every file in one run. Hostile input is refused before it costs anything: files over
- * MAX_FILE_BYTES are not read, aliases are capped, duplicate keys are errors.
+ * of every file in one run.
  */
-export const MAX_FILE_BYTES = 10 * 1024 * 1024;
-/** Enough for any honest use of anchors; an alias bomb needs thousands. */
-export const MAX_ALIAS_COUNT = 100;
+export { MAX_ALIAS_COUNT, MAX_FILE_BYTES, type LocatedDiagnostic } from './parse-file.js';
 export const DEFAULT_CONFIG = 'schemasync.yaml';
-
-export interface LocatedDiagnostic extends Diagnostic {
-  /** Absolute path of the file. */
-  file: string;
-  line: number;
-  column: number;
-}
+/** Below this many bytes in total, starting a worker costs more than it saves. */
+const PARALLEL_MIN_BYTES = 512 * 1024;
 
 export interface LoadedFile {
   path: string;
@@ -47,152 +41,6 @@ export interface ProjectLoadResult extends LoadResult {
   config?: ProjectConfig;
 }
 
-interface Parsed {
-  doc?: Document;
-  lineCounter: LineCounter;
-  value?: unknown;
-}
-
-function located(file: string, parsed: Parsed | undefined, d: Diagnostic): LocatedDiagnostic {
-  const pos: Position = parsed?.doc ? locate(parsed.doc, parsed.lineCounter, d.path, d.on) : { line: 1, column: 1 };
-  return { ...d, file, line: pos.line, column: pos.column };
-}
-
-/** Parse one YAML file; syntax errors, alias bombs and oversized files become diagnostics. */
-function parseFile(file: string, out: LocatedDiagnostic[]): Parsed | undefined {
-  const lineCounter = new LineCounter();
-  let text: string;
-  try {
-    const size = statSync(file).size;
-    if (size > MAX_FILE_BYTES) {
-      out.push({
-        severity: 'error',
-        code: 'SCHEMA_VALIDATION_FAILED',
-        message: `File is ${(size / 1024 / 1024).toFixed(1)} MB; declaration files over ${MAX_FILE_BYTES / 1024 / 1024} MB are refused`,
-        fix: 'Split the declaration into several files.',
-        path: [],
-        file,
-        line: 1,
-        column: 1,
-      });
-      return undefined;
-    }
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    out.push({
-      severity: 'error',
-      code: 'SCHEMA_VALIDATION_FAILED',
-      message: code === 'ENOENT' ? 'File not found' : `Cannot read the file (${code ?? (err as Error).message})`,
-      path: [],
-      file,
-      line: 1,
-      column: 1,
-    });
-    return undefined;
-  }
-  let doc: Document;
-  try {
-    doc = withPlainEnv(() => parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true }));
-  } catch (err) {
-    out.push({ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `Cannot read the YAML: ${(err as Error).message}`, path: [], file, line: 1, column: 1 });
-    return undefined;
-  }
-  const parsed: Parsed = { doc, lineCounter };
-  // yaml's composer recurses per nesting level and records each level's stack overflow
-  // as its own error; one sentence says it better than thousands.
-  const overflow = doc.errors.find((e) => /call stack/i.test(e.message));
-  if (overflow) {
-    const { line, col } = lineCounter.linePos(overflow.pos[0]);
-    out.push({
-      severity: 'error',
-      code: 'SCHEMA_VALIDATION_FAILED',
-      message: 'The YAML nests too deeply to read',
-      path: [],
-      file,
-      line,
-      column: col,
-    });
-    return { lineCounter };
-  }
-  const syntax = [...doc.errors, ...doc.warnings.map((w) => Object.assign(w, { warning: true }))];
-  for (const e of syntax) {
-    const { line, col } = lineCounter.linePos(e.pos[0]);
-    out.push({
-      severity: 'warning' in e ? 'warning' : 'error',
-      code: 'SCHEMA_VALIDATION_FAILED',
-      message: yamlMessage(e.code, e.message, text.slice(e.pos[0], e.pos[1])),
-      path: [],
-      file,
-      line,
-      column: col,
-    });
-  }
-  // A duplicate key leaves a usable document (the first value is kept), so the rest of
-  // the file is still checked; any other syntax error makes its content unreliable.
-  if (doc.errors.some((e) => e.code !== 'DUPLICATE_KEY')) return { lineCounter };
-  try {
-    parsed.value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-  } catch (err) {
-    // yaml throws on an alias expansion beyond maxAliasCount (a "billion laughs" file).
-    let offset = 0;
-    visit(doc, {
-      Alias(_, node) {
-        offset = node.range?.[0] ?? 0;
-        return visit.BREAK;
-      },
-    });
-    const { line, col } = lineCounter.linePos(offset);
-    const bomb = /alias/i.test((err as Error).message);
-    out.push({
-      severity: 'error',
-      code: 'SCHEMA_VALIDATION_FAILED',
-      message: bomb
-        ? `Too many alias expansions (more than ${MAX_ALIAS_COUNT}): refusing a file that expands exponentially`
-        : `Cannot read the YAML: ${(err as Error).message}`,
-      path: [],
-      file,
-      line,
-      column: col,
-    });
-    return { lineCounter };
-  }
-  return parsed;
-}
-
-/**
- * yaml 2's parser reads `process.env.LOG_TOKENS` once per token, and process.env is a
- * slow native lookup: on a 1,000-object declaration that is a third of the parse time.
- * During the (synchronous) parse, process.env is a plain copy; it is restored at once.
- */
-function withPlainEnv<T>(fn: () => T): T {
-  const real = process.env;
-  process.env = { ...real };
-  try {
-    return fn();
-  } finally {
-    process.env = real;
-  }
-}
-
-/** yaml's messages, reworded where they are terse, with the offending text. */
-function yamlMessage(code: string, message: string, source: string): string {
-  const snippet = source.trim().split('\n')[0]?.slice(0, 40) ?? '';
-  switch (code) {
-    case 'DUPLICATE_KEY':
-      return `Key "${snippet}" appears twice in the same mapping`;
-    case 'BAD_INDENT':
-    case 'MISSING_CHAR':
-    case 'UNEXPECTED_TOKEN':
-    case 'BLOCK_AS_IMPLICIT_KEY':
-      return `YAML syntax error: ${message.replace(/\.$/, '')}${snippet ? ` near "${snippet}"` : ''}`;
-    case 'BAD_ALIAS':
-      return `YAML alias refers to an anchor that is not defined: ${message}`;
-    default:
-      return `YAML syntax error: ${message}`;
-  }
-}
-
 const TOP_KEYS = ['objects', 'views'] as const;
 
 /**
@@ -201,20 +49,83 @@ const TOP_KEYS = ['objects', 'views'] as const;
  */
 export function loadDeclarationFiles(paths: readonly string[]): LoadResult {
   const diagnostics: LocatedDiagnostic[] = [];
+  const parsedFiles = paths.map((file) => parseFile(file, diagnostics));
+  return mergeParsed(parsedFiles, diagnostics);
+}
+
+/** The same, parsing large sets of files on every core (worker threads). */
+export async function loadDeclarationFilesParallel(paths: readonly string[]): Promise<LoadResult> {
+  const diagnostics: LocatedDiagnostic[] = [];
+  const parsedFiles = await parseParallel(paths, diagnostics);
+  return mergeParsed(parsedFiles, diagnostics);
+}
+
+const WORKER = new URL('./parse-worker.js', import.meta.url);
+
+/**
+ * Spread the files over the cores: the main thread parses one share while workers parse
+ * the others. Small projects, and runs from TypeScript sources (tests), parse in-thread.
+ */
+async function parseParallel(paths: readonly string[], diagnostics: LocatedDiagnostic[]): Promise<Parsed[]> {
+  const sizes = paths.map((p) => {
+    try {
+      return statSync(p).size;
+    } catch {
+      return 0;
+    }
+  });
+  const total = sizes.reduce((a, b) => a + b, 0);
+  const lanes = Math.min(availableParallelism(), paths.length);
+  if (lanes < 2 || total < PARALLEL_MIN_BYTES || !existsSync(fileURLToPath(WORKER))) {
+    return paths.map((file) => parseFile(file, diagnostics));
+  }
+  // Largest first into the lightest lane: shares of near-equal bytes.
+  const shares: number[][] = Array.from({ length: lanes }, () => []);
+  const load = new Array<number>(lanes).fill(0);
+  for (const i of paths.map((_, i) => i).sort((a, b) => sizes[b]! - sizes[a]!)) {
+    const lane = load.indexOf(Math.min(...load));
+    shares[lane]!.push(i);
+    load[lane]! += sizes[i]!;
+  }
+  type Result = { file: string; usable: boolean; value?: unknown; diagnostics: LocatedDiagnostic[] };
+  const inWorker = shares.slice(1).map(
+    (share) =>
+      new Promise<Result[]>((resolvePromise, reject) => {
+        const worker = new Worker(WORKER, { workerData: { files: share.map((i) => paths[i]) } });
+        worker.once('message', (m: Result[]) => resolvePromise(m));
+        worker.once('error', reject);
+        worker.once('exit', (code) => code !== 0 && reject(new Error(`parse worker exited with ${code}`)));
+      }),
+  );
+  const out = new Array<Parsed>(paths.length);
+  const mine: LocatedDiagnostic[] = [];
+  for (const i of shares[0]!) out[i] = parseFile(paths[i]!, mine);
+  const results = await Promise.all(inWorker);
+  results.forEach((list, w) =>
+    list.forEach((r, k) => {
+      const p: Parsed = { file: r.file, usable: r.usable };
+      if (r.value !== undefined) p.value = r.value;
+      out[shares[w + 1]![k]!] = p;
+      diagnostics.push(...r.diagnostics);
+    }),
+  );
+  diagnostics.push(...mine);
+  return out;
+}
+
+function mergeParsed(parsedFiles: Parsed[], diagnostics: LocatedDiagnostic[]): LoadResult {
   const files: LoadedFile[] = [];
   const merged: Declaration = { objects: {}, views: {} };
   const origin = { objects: new Map<string, number>(), views: new Map<string, number>() };
-  const parsedFiles: (Parsed | undefined)[] = [];
 
-  paths.forEach((file, index) => {
-    const parsed = parseFile(file, diagnostics);
-    parsedFiles.push(parsed);
+  parsedFiles.forEach((parsed, index) => {
+    const file = parsed.file;
     const loaded: LoadedFile = { path: file, objects: [], views: [] };
     files.push(loaded);
-    const value = parsed?.value;
-    if (!parsed?.doc || value === null || value === undefined) return;
+    const value = parsed.value;
+    if (!parsed.usable || value === null || value === undefined) return;
     const at = (d: Diagnostic): void => {
-      diagnostics.push(located(file, parsed, d));
+      diagnostics.push(located(parsed, d));
     };
     if (!isPlainObject(value)) {
       at({ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: 'A declaration file must be a mapping with "objects" and/or "views"', path: [] });
@@ -243,8 +154,8 @@ export function loadDeclarationFiles(paths: readonly string[]): LoadResult {
       for (const [name, decl] of Object.entries(section)) {
         const first = origin[kind].get(name);
         if (first !== undefined) {
-          const firstFile = paths[first]!;
-          const pos = locate(parsedFiles[first]!.doc!, parsedFiles[first]!.lineCounter, [kind, name], 'key');
+          const firstFile = parsedFiles[first]!.file;
+          const pos = located(parsedFiles[first], { severity: 'error', message: '', path: [kind, name], on: 'key' });
           at({
             severity: 'error',
             code: kind === 'objects' ? 'SCHEMA_DUPLICATE_OBJECT' : 'SCHEMA_DUPLICATE',
@@ -265,8 +176,7 @@ export function loadDeclarationFiles(paths: readonly string[]): LoadResult {
   for (const d of result.diagnostics) {
     const [kind, name] = d.path;
     const index = (kind === 'objects' || kind === 'views') && typeof name === 'string' ? origin[kind].get(name) : undefined;
-    const fileIndex = index ?? 0;
-    diagnostics.push(located(paths[fileIndex] ?? '', parsedFiles[fileIndex], d));
+    diagnostics.push(located(parsedFiles[index ?? 0], d));
   }
   const out: LoadResult = { files, diagnostics };
   if (result.value && !hasErrors(diagnostics)) out.declaration = result.value;
@@ -285,17 +195,37 @@ export function displayPath(file: string, cwd: string = process.cwd()): string {
  * relative to the config file, sorted so the order and "declared twice" are stable).
  */
 export function loadProjectSync(options: { configPath?: string; cwd?: string } = {}): ProjectLoadResult {
+  const project = readProject(options);
+  if (!project.config) return project;
+  return withFiles(project, loadDeclarationFiles(project.paths));
+}
+
+/** The same, parsing a large project's files on every core; what the CLI uses. */
+export async function loadProject(options: { configPath?: string; cwd?: string } = {}): Promise<ProjectLoadResult> {
+  const project = readProject(options);
+  if (!project.config) return project;
+  return withFiles(project, await loadDeclarationFilesParallel(project.paths));
+}
+
+function withFiles(project: ProjectLoadResult & { paths: string[] }, result: LoadResult): ProjectLoadResult {
+  const { paths: _paths, ...rest } = project;
+  const out: ProjectLoadResult = { ...rest, files: result.files, diagnostics: [...project.diagnostics, ...result.diagnostics] };
+  if (result.declaration && !hasErrors(out.diagnostics)) out.declaration = result.declaration;
+  return out;
+}
+
+function readProject(options: { configPath?: string; cwd?: string }): ProjectLoadResult & { paths: string[] } {
   const cwd = options.cwd ?? process.cwd();
   const configPath = resolve(cwd, options.configPath ?? DEFAULT_CONFIG);
   const diagnostics: LocatedDiagnostic[] = [];
   const parsed = parseFile(configPath, diagnostics);
-  if (!parsed?.doc || diagnostics.some((d) => d.severity === 'error')) return { configPath, files: [], diagnostics };
+  if (!parsed.usable || diagnostics.some((d) => d.severity === 'error')) return { configPath, files: [], diagnostics, paths: [] };
   const raw = parsed.value ?? {};
   const problems: Diagnostic[] = isPlainObject(raw)
     ? translateAjvErrors(runSchema('project', raw), raw, { root: 'project' })
     : [{ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: 'schemasync.yaml must be a mapping with "source" and "schema"', path: [] }];
-  for (const d of problems) diagnostics.push(located(configPath, parsed, d));
-  if (hasErrors(diagnostics) || !isPlainObject(raw)) return { configPath, files: [], diagnostics };
+  for (const d of problems) diagnostics.push(located(parsed, d));
+  if (hasErrors(diagnostics) || !isPlainObject(raw)) return { configPath, files: [], diagnostics, paths: [] };
   const config = { schema: 'schema', ...raw } as ProjectConfig;
 
   const base = dirname(configPath);
@@ -315,7 +245,7 @@ export function loadProjectSync(options: { configPath?: string; cwd?: string } =
     if (matches.length === 0) {
       const schemaPath: Path = typeof config.schema === 'string' ? ['schema'] : ['schema', patterns.indexOf(pattern)];
       diagnostics.push(
-        located(configPath, parsed, {
+        located(parsed, {
           severity: 'error',
           code: 'SCHEMA_VALIDATION_FAILED',
           message: isDir ? `The schema folder "${pattern}" holds no .yaml or .yml files` : `No declaration files match "${pattern}"`,
@@ -325,14 +255,7 @@ export function loadProjectSync(options: { configPath?: string; cwd?: string } =
     }
     for (const m of matches) if (resolve(m) !== configPath) found.add(resolve(m));
   }
-  const result = loadDeclarationFiles([...found].sort());
-  const out: ProjectLoadResult = { configPath, config, files: result.files, diagnostics: [...diagnostics, ...result.diagnostics] };
-  if (result.declaration && !hasErrors(out.diagnostics)) out.declaration = result.declaration;
-  return out;
-}
-
-export async function loadProject(options: { configPath?: string; cwd?: string } = {}): Promise<ProjectLoadResult> {
-  return loadProjectSync(options);
+  return { configPath, config, files: [], diagnostics, paths: [...found].sort() };
 }
 
 /** Sort located diagnostics by file, then line, then column: the order a reader scans. */

@@ -1,0 +1,189 @@
+import { readFileSync, statSync } from 'node:fs';
+import { LineCounter, parseDocument, visit, type Document } from 'yaml';
+import type { Diagnostic } from './diagnostic.js';
+import { locate, type Position } from './locate.js';
+
+/**
+ * Parsing one declaration file with positions (contract.md §2: errors name file:line:column).
+ * Hostile input is refused before it costs anything: files over MAX_FILE_BYTES are not
+ * read, aliases are capped, duplicate keys are errors. Shared by load.ts and the parse
+ * worker (parse-worker.ts), so both refuse the same things the same way.
+ */
+export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+/** Enough for any honest use of anchors; an alias bomb needs thousands. */
+export const MAX_ALIAS_COUNT = 100;
+
+export interface LocatedDiagnostic extends Diagnostic {
+  /** Absolute path of the file. */
+  file: string;
+  line: number;
+  column: number;
+}
+
+/**
+ * One parsed file. `usable` when its content could be read (syntax errors other than
+ * duplicate keys make it unusable). A file parsed in a worker comes back without its
+ * document; docOf() re-parses it here only if a diagnostic must be located in it.
+ */
+export interface Parsed {
+  file: string;
+  usable: boolean;
+  value?: unknown;
+  doc?: Document;
+  lineCounter?: LineCounter;
+}
+
+function parseText(text: string, lineCounter: LineCounter): Document {
+  return withPlainEnv(() => parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true }));
+}
+
+export function docOf(parsed: Parsed): { doc: Document; lineCounter: LineCounter } | undefined {
+  if (!parsed.doc && parsed.usable) {
+    parsed.lineCounter = new LineCounter();
+    parsed.doc = parseText(readFileSync(parsed.file, 'utf8'), parsed.lineCounter);
+  }
+  return parsed.doc && parsed.lineCounter ? { doc: parsed.doc, lineCounter: parsed.lineCounter } : undefined;
+}
+
+export function located(parsed: Parsed | undefined, d: Diagnostic, file = parsed?.file ?? ''): LocatedDiagnostic {
+  const found = parsed ? docOf(parsed) : undefined;
+  const pos: Position = found ? locate(found.doc, found.lineCounter, d.path, d.on) : { line: 1, column: 1 };
+  return { ...d, file, line: pos.line, column: pos.column };
+}
+
+/** Parse one YAML file; syntax errors, alias bombs and oversized files become diagnostics. */
+export function parseFile(file: string, out: LocatedDiagnostic[]): Parsed {
+  const failed: Parsed = { file, usable: false };
+  const lineCounter = new LineCounter();
+  let text: string;
+  try {
+    const size = statSync(file).size;
+    if (size > MAX_FILE_BYTES) {
+      out.push({
+        severity: 'error',
+        code: 'SCHEMA_VALIDATION_FAILED',
+        message: `File is ${(size / 1024 / 1024).toFixed(1)} MB; declaration files over ${MAX_FILE_BYTES / 1024 / 1024} MB are refused`,
+        fix: 'Split the declaration into several files.',
+        path: [],
+        file,
+        line: 1,
+        column: 1,
+      });
+      return failed;
+    }
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    out.push({
+      severity: 'error',
+      code: 'SCHEMA_VALIDATION_FAILED',
+      message: code === 'ENOENT' ? 'File not found' : `Cannot read the file (${code ?? (err as Error).message})`,
+      path: [],
+      file,
+      line: 1,
+      column: 1,
+    });
+    return failed;
+  }
+  let doc: Document;
+  try {
+    doc = parseText(text, lineCounter);
+  } catch (err) {
+    out.push({ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `Cannot read the YAML: ${(err as Error).message}`, path: [], file, line: 1, column: 1 });
+    return failed;
+  }
+  const parsed: Parsed = { file, usable: true, doc, lineCounter };
+  // yaml's composer recurses per nesting level and records each level's stack overflow
+  // as its own error; one sentence says it better than thousands.
+  const overflow = doc.errors.find((e) => /call stack/i.test(e.message));
+  if (overflow) {
+    const { line, col } = lineCounter.linePos(overflow.pos[0]);
+    out.push({
+      severity: 'error',
+      code: 'SCHEMA_VALIDATION_FAILED',
+      message: 'The YAML nests too deeply to read',
+      path: [],
+      file,
+      line,
+      column: col,
+    });
+    return failed;
+  }
+  const syntax = [...doc.errors, ...doc.warnings.map((w) => Object.assign(w, { warning: true }))];
+  for (const e of syntax) {
+    const { line, col } = lineCounter.linePos(e.pos[0]);
+    out.push({
+      severity: 'warning' in e ? 'warning' : 'error',
+      code: 'SCHEMA_VALIDATION_FAILED',
+      message: yamlMessage(e.code, e.message, text.slice(e.pos[0], e.pos[1])),
+      path: [],
+      file,
+      line,
+      column: col,
+    });
+  }
+  // A duplicate key leaves a usable document (the first value is kept), so the rest of
+  // the file is still checked; any other syntax error makes its content unreliable.
+  if (doc.errors.some((e) => e.code !== 'DUPLICATE_KEY')) return failed;
+  try {
+    parsed.value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    // yaml throws on an alias expansion beyond maxAliasCount (a "billion laughs" file).
+    let offset = 0;
+    visit(doc, {
+      Alias(_, node) {
+        offset = node.range?.[0] ?? 0;
+        return visit.BREAK;
+      },
+    });
+    const { line, col } = lineCounter.linePos(offset);
+    const bomb = /alias/i.test((err as Error).message);
+    out.push({
+      severity: 'error',
+      code: 'SCHEMA_VALIDATION_FAILED',
+      message: bomb
+        ? `Too many alias expansions (more than ${MAX_ALIAS_COUNT}): refusing a file that expands exponentially`
+        : `Cannot read the YAML: ${(err as Error).message}`,
+      path: [],
+      file,
+      line,
+      column: col,
+    });
+    return failed;
+  }
+  return parsed;
+}
+
+/**
+ * yaml 2's parser reads `process.env.LOG_TOKENS` once per token, and process.env is a
+ * slow native lookup: on a 1,000-object declaration that is a third of the parse time.
+ * During the (synchronous) parse, process.env is a plain copy; it is restored at once.
+ */
+function withPlainEnv<T>(fn: () => T): T {
+  const real = process.env;
+  process.env = { ...real };
+  try {
+    return fn();
+  } finally {
+    process.env = real;
+  }
+}
+
+/** yaml's messages, reworded where they are terse, with the offending text. */
+function yamlMessage(code: string, message: string, source: string): string {
+  const snippet = source.trim().split('\n')[0]?.slice(0, 40) ?? '';
+  switch (code) {
+    case 'DUPLICATE_KEY':
+      return `Key "${snippet}" appears twice in the same mapping`;
+    case 'BAD_INDENT':
+    case 'MISSING_CHAR':
+    case 'UNEXPECTED_TOKEN':
+    case 'BLOCK_AS_IMPLICIT_KEY':
+      return `YAML syntax error: ${message.replace(/\.$/, '')}${snippet ? ` near "${snippet}"` : ''}`;
+    case 'BAD_ALIAS':
+      return `YAML alias refers to an anchor that is not defined: ${message}`;
+    default:
+      return `YAML syntax error: ${message}`;
+  }
+}
+
