@@ -128,6 +128,28 @@ describe('schemasync validate', () => {
     expect(r.stdout).toMatch(/^schema\/bomb\.yaml:2:\d+ error SCHEMA_VALIDATION_FAILED Too many alias expansions \(more than 100\): refusing a file that expands exponentially$/m);
   });
 
+  test('a large project (parsed on several threads) still locates every error in every file', () => {
+    const files: Record<string, string> = { 'schemasync.yaml': CONFIG };
+    for (let f = 0; f < 3; f++) {
+      const lines = ['objects:'];
+      for (let o = 0; o < 120; o++) {
+        lines.push(`  o${f}_${o}:`, '    attributes:');
+        for (let a = 0; a < 40; a++) lines.push(`      a_${a}: { type: select, options: [lead, qualified, won, lost], default: lead }`);
+      }
+      // One error near the end of each file, on a line we can compute.
+      lines.push(`  last_${f}:`, '    attributes:', '      x: { type: integr }');
+      files[`schema/part${f}.yaml`] = `${lines.join('\n')}\n`;
+    }
+    const errorLine = 1 + 120 * 42 + 3;
+    const r = cli(tree(files), 'validate', '--format', 'json');
+    const doc = JSON.parse(r.stdout) as { errors: number; diagnostics: { file: string; line: number; column: number; suggestion?: string }[] };
+    expect(r.code).toBe(1);
+    expect(doc.errors).toBe(3);
+    expect(doc.diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.suggestion}`)).toEqual(
+      [0, 1, 2].map((f) => `schema/part${f}.yaml:${errorLine}:18 integer`),
+    );
+  });
+
   test('the shipped example validates', () => {
     const r = cli(join(import.meta.dirname, '..', '..'), 'validate', '--config', 'examples/crm/schemasync.yaml');
     expect(r.code).toBe(0);
