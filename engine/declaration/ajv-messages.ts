@@ -212,6 +212,20 @@ export function translateAjvErrors(errors: readonly ErrorObject[], data: unknown
           });
           break;
         }
+        if (kind === 'object' || kind === 'view' || kind === 'attribute') {
+          push({ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${owner(path, opts)} must be ${expected} of its fields`, path, on: 'key' });
+          break;
+        }
+        if (kind === 'sort' && typeof node === 'string') {
+          push({
+            severity: 'error',
+            code: 'SCHEMA_VALIDATION_FAILED',
+            message: `${owner(path.slice(0, 2), opts)}: sort entries must be mappings, not "${node}"`,
+            path,
+            fix: `Write it as { attribute: ${node}, direction: asc }.`,
+          });
+          break;
+        }
         const f = field(path, opts);
         const message = f.name ? `${f.subject}: "${f.name}" must be ${expected}` : `${f.subject} must be ${expected}`;
         push({ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message, path });

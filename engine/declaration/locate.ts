@@ -33,7 +33,9 @@ export function locate(doc: Document, lineCounter: LineCounter, path: Path, on?:
       break;
     }
   }
-  const useKey = keyNode !== undefined && (on === 'key' || node === undefined || isMap(node) || isSeq(node));
+  // An empty value (`deal:` with nothing after it) has no text of its own: point at its key.
+  const empty = isScalar(node) && node.value === null && !(node as { source?: string }).source;
+  const useKey = keyNode !== undefined && (on === 'key' || empty || node === undefined || isMap(node) || isSeq(node));
   const target = (useKey ? keyNode : (node as Node | undefined)) ?? keyNode;
   const offset = target?.range?.[0] ?? 0;
   const { line, col } = lineCounter.linePos(offset);

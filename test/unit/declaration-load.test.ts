@@ -137,6 +137,11 @@ describe('hostile and broken YAML', () => {
     expect(errorsAt(loadProjectSync({ cwd: deep }), deep)).toEqual([expect.stringMatching(/^schema\/deep\.yaml:4:\d+ SCHEMA_VALIDATION_FAILED The YAML nests too deeply to read$/)]);
   });
 
+  test('an empty value is located at its key', () => {
+    const dir = project({ 'a.yaml': 'objects:\n  deal:\n  person:\n    attributes: {}\n' });
+    expect(errorsAt(loadProjectSync({ cwd: dir }), dir)).toEqual(['schema/a.yaml:2:3 SCHEMA_VALIDATION_FAILED Object "deal" must be a mapping of its fields']);
+  });
+
   test('top-level typos are reported with the near miss', () => {
     const dir = project({ 'a.yaml': 'object:\n  deal:\n    attributes: {}\n' });
     const r = loadProjectSync({ cwd: dir });

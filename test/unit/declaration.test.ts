@@ -144,6 +144,12 @@ describe('validateDeclaration', () => {
   });
 });
 
+test('wrong shapes say which object, view or sort entry', () => {
+  expect(only(validateDeclaration({ objects: { a: null } }))).toMatchObject({ message: 'Object "a" must be a mapping of its fields', on: 'key' });
+  const sort = only(validateDeclaration({ objects: { a: { attributes: { n: { type: 'text' } } } }, views: { v: { object: 'a', sort: ['n'] } } }));
+  expect(sort).toMatchObject({ message: 'View "v": sort entries must be mappings, not "n"', fix: 'Write it as { attribute: n, direction: asc }.' });
+});
+
 describe('validateAttributeInput', () => {
   test('a full input needs a type and returns the spec with its name and bytes', () => {
     expect(validateAttributeInput('file', { type: 'document', maxFileSize: '1KB' }).value).toEqual({ name: 'file', type: 'document', maxFileSize: 1024 });
