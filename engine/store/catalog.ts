@@ -1,0 +1,135 @@
+import type { AttributeSpec, AttributeType } from '../model/attribute.js';
+import { sqlIdent } from '../model/names.js';
+import type { Owner, OwnerKind, StoredAttribute, StoredObject, StoredView } from '../model/stored.js';
+import type { ViewDecl } from '../model/declaration.js';
+import type { Db } from './db.js';
+
+/**
+ * Reading the meta layer into the shared model types (engine/model/stored.ts). The store
+ * keeps one cached copy of every object and drops it after any schema write.
+ */
+
+/** contract.md §2: the system attributes and the type each one reads as. */
+export const SYSTEM_SPECS: readonly AttributeSpec[] = [
+  { name: 'id', type: 'text' },
+  { name: 'object', type: 'text' },
+  { name: 'version', type: 'integer' },
+  { name: 'created_at', type: 'datetime' },
+  { name: 'updated_at', type: 'datetime' },
+  { name: 'created_by', type: 'text' },
+];
+
+/** System attributes that are real columns (`object` is the table itself). */
+export const SYSTEM_COLUMNS = ['id', 'version', 'created_at', 'updated_at', 'created_by'] as const;
+
+export interface ObjectRow {
+  id: string;
+  name: string;
+  label: string | null;
+  description: string | null;
+  owner_kind: string;
+  owner_id: string | null;
+  protected: number;
+  position: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AttributeRow {
+  id: string;
+  object_id: string;
+  name: string;
+  spec: string;
+  position: number;
+  protected: number;
+  system: number;
+  owner_kind: string;
+  owner_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export function ownerOf(kind: string, id: string | null): Owner {
+  return id === null ? { kind: kind as OwnerKind } : { kind: kind as OwnerKind, id };
+}
+
+export function toAttribute(r: AttributeRow): StoredAttribute {
+  const spec = JSON.parse(r.spec) as AttributeSpec;
+  return {
+    ...spec,
+    name: r.name,
+    id: r.id,
+    protected: r.protected === 1,
+    system: r.system === 1,
+    owner: ownerOf(r.owner_kind, r.owner_id),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function loadObjects(db: Db): Map<string, StoredObject> {
+  const objects = db.prepare('SELECT * FROM _ss_objects ORDER BY position, name').all() as ObjectRow[];
+  const attrs = db.prepare('SELECT * FROM _ss_attributes ORDER BY system DESC, position').all() as AttributeRow[];
+  const byObject = new Map<string, StoredAttribute[]>();
+  for (const a of attrs) {
+    const list = byObject.get(a.object_id) ?? [];
+    list.push(toAttribute(a));
+    byObject.set(a.object_id, list);
+  }
+  const out = new Map<string, StoredObject>();
+  for (const o of objects) {
+    const obj: StoredObject = {
+      id: o.id,
+      name: o.name,
+      owner: ownerOf(o.owner_kind, o.owner_id),
+      protected: o.protected === 1,
+      attributes: byObject.get(o.id) ?? [],
+      createdAt: o.created_at,
+      updatedAt: o.updated_at,
+    };
+    if (o.label !== null) obj.label = o.label;
+    if (o.description !== null) obj.description = o.description;
+    out.set(o.name, obj);
+  }
+  return out;
+}
+
+interface ViewRow {
+  name: string;
+  decl: string;
+  owner_kind: string;
+  owner_id: string | null;
+}
+
+export function loadViews(db: Db): StoredView[] {
+  const rows = db.prepare('SELECT * FROM _ss_views ORDER BY name').all() as ViewRow[];
+  return rows.map((r) => ({ ...(JSON.parse(r.decl) as ViewDecl), name: r.name, owner: ownerOf(r.owner_kind, r.owner_id) }));
+}
+
+/** The spec as stored in `_ss_attributes.spec`: AddAttributeInput without name or renamedFrom. */
+export function specJson(spec: AttributeSpec): string {
+  const { renamedFrom: _r, ...rest } = spec;
+  const clean: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rest)) if (v !== undefined) clean[k] = v;
+  return JSON.stringify(clean);
+}
+
+export function specOfStored(a: StoredAttribute): AttributeSpec {
+  const { id: _i, protected: _p, system: _s, owner: _o, createdAt: _c, updatedAt: _u, ...spec } = a;
+  return spec;
+}
+
+/** `"r_<object>"`: the object's record table; the name part passed the name rule. */
+export function tableIdent(object: string): string {
+  return `"r_${sqlIdent(object).slice(1)}`;
+}
+
+/** Index names from the attribute id, so renames of object or attribute never clash. */
+export function indexIdent(attributeId: string): string {
+  const safe = attributeId.replace(/[^a-zA-Z0-9]/g, '');
+  return `"ix_${safe}"`;
+}
+
+export function isMultiValued(spec: { type: AttributeType; multiple?: boolean }): boolean {
+  return spec.type === 'multiselect' || spec.type === 'json' || ((spec.type === 'relation' || spec.type === 'document') && spec.multiple === true);
+}

@@ -1,0 +1,98 @@
+import Database from 'better-sqlite3';
+
+export type Db = Database.Database;
+
+/**
+ * The meta layer (issue 3 "Store"): every `_ss_` table the store owns. Record tables are
+ * `"r_<object>"`, one STRICT table per object (engine/store/ddl.ts). Files and documents
+ * add their own tables (engine/store/files.ts).
+ */
+const META_SQL = `
+CREATE TABLE IF NOT EXISTS _ss_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS _ss_objects (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  label TEXT,
+  description TEXT,
+  owner_kind TEXT NOT NULL,
+  owner_id TEXT,
+  protected INTEGER NOT NULL DEFAULT 0,
+  position INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS _ss_attributes (
+  id TEXT PRIMARY KEY,
+  object_id TEXT NOT NULL REFERENCES _ss_objects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  protected INTEGER NOT NULL DEFAULT 0,
+  system INTEGER NOT NULL DEFAULT 0,
+  owner_kind TEXT NOT NULL,
+  owner_id TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  UNIQUE (object_id, name)
+) STRICT;
+CREATE TABLE IF NOT EXISTS _ss_views (
+  name TEXT PRIMARY KEY,
+  decl TEXT NOT NULL,
+  owner_kind TEXT NOT NULL,
+  owner_id TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS _ss_sources (
+  id TEXT PRIMARY KEY,
+  version INTEGER NOT NULL,
+  applied_at TEXT,
+  declaration TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS _ss_keys (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  role TEXT NOT NULL,
+  scopes TEXT,
+  hash TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  revoked_at TEXT,
+  last_used_at TEXT
+) STRICT;
+CREATE TABLE IF NOT EXISTS _ss_idempotency (
+  scope TEXT NOT NULL,
+  key TEXT NOT NULL,
+  body_hash TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (scope, key)
+) STRICT;
+CREATE INDEX IF NOT EXISTS _ss_idempotency_expiry ON _ss_idempotency(expires_at);
+`;
+
+/** Bumped with a migration step below when the meta layout changes. */
+export const SCHEMA_VERSION = 1;
+
+export function openDatabase(path: string): Db {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  db.transaction(() => {
+    db.exec(META_SQL);
+    const row = db.prepare("SELECT value FROM _ss_meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
+    const current = row ? Number(row.value) : 0;
+    if (current > SCHEMA_VERSION) {
+      throw new Error(`database ${path} was written by a newer schemasync (schema version ${current} > ${SCHEMA_VERSION})`);
+    }
+    // Future migrations run here, one `if (current < n)` block each.
+    db.prepare("INSERT INTO _ss_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(
+      String(SCHEMA_VERSION),
+    );
+  })();
+  return db;
+}
+
+export const now = (): string => new Date().toISOString();

@@ -1,0 +1,684 @@
+import type { Statement } from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { ServiceError, type FieldError } from '../errors.js';
+import type { AttributeSpec } from '../model/attribute.js';
+import type { Declaration } from '../model/declaration.js';
+import { objectNameProblem, sqlIdent } from '../model/names.js';
+import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
+import { typeDef } from '../model/types/registry.js';
+import type { SqlValue } from '../model/types/type-def.js';
+import type { DataFacts } from '../plan/facts.js';
+import { violationMessage } from '../plan/messages.js';
+import { applyPlan } from './apply.js';
+import { BlobStore } from './blobs.js';
+import { SYSTEM_SPECS, isMultiValued, loadObjects, loadViews, specJson, specOfStored, tableIdent } from './catalog.js';
+import { openDatabase, now, type Db } from './db.js';
+import { addColumn, createRecordTable, dropColumn, dropRecordTable, rebuildColumn, renameColumn, syncIndex } from './ddl.js';
+import { sqlFacts, violations } from './facts.js';
+import { FilesEngine } from './files.js';
+import { Idempotency } from './idempotency.js';
+import { Keys } from './keys.js';
+import { pushSource } from './push.js';
+import { checkAttributeInput, checkAttributePatch } from './schema-input.js';
+import { searchRecords } from './search.js';
+import type {
+  Actor,
+  BulkUpdateItem,
+  CreateObjectInput,
+  IdempotentAnswer,
+  KeyOut,
+  PushOptions,
+  PushResult,
+  Scope,
+  SearchInput,
+  SearchPage,
+  Store,
+} from './types.js';
+import { parseRecordBody, userAttributes, validationFailed, type ParsedRow } from './values.js';
+
+export type { Store } from './types.js';
+
+export interface OpenStoreOptions {
+  path: string;
+  /** Folder for file bytes (contract.md §3 "Files"): default `<dir of path>/files`; false: no files API. */
+  filesDir?: string | false;
+  maxUploadBytes?: number;
+}
+
+/** The SQLite store (issue 3 "Store"): one database file, WAL, one transaction per write. */
+export function openStore(options: OpenStoreOptions): Store {
+  return new SqliteStore(options);
+}
+
+/** Bulk routes take at most this many items (contract.md §3). */
+export const MAX_BULK = 1000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface RecordRow {
+  id: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  created_by: string | null;
+  [column: string]: SqlValue;
+}
+
+export class SqliteStore implements Store {
+  readonly path: string;
+  readonly db: Db;
+  readonly files?: FilesEngine;
+  private cache: Map<string, StoredObject> | null = null;
+  private statements = new Map<string, Statement>();
+  private readonly idempotency: Idempotency;
+  private readonly keys: Keys;
+
+  constructor(options: OpenStoreOptions) {
+    this.path = options.path;
+    this.db = openDatabase(options.path);
+    this.idempotency = new Idempotency(this.db);
+    this.keys = new Keys(this.db);
+    if (options.filesDir !== false) {
+      const blobs = new BlobStore(options.filesDir ?? join(dirname(options.path), 'files'));
+      this.files = new FilesEngine(this.db, blobs, this, options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes });
+    }
+  }
+
+  close(): void {
+    this.statements.clear();
+    if (this.db.open) this.db.close();
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  /** Statements are cached by SQL text and dropped after any DDL (the cache goes with the schema). */
+  stmt(sql: string): Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  /** Call after any schema write: objects and prepared statements are read again. */
+  schemaChanged(): void {
+    this.cache = null;
+    this.statements.clear();
+  }
+
+  objects(): Map<string, StoredObject> {
+    if (!this.cache) this.cache = loadObjects(this.db);
+    return this.cache;
+  }
+
+  /** A schema write: one transaction, caches dropped whether it commits or not. */
+  private schemaTx<T>(fn: () => T): T {
+    try {
+      return this.db.transaction(fn)();
+    } finally {
+      this.schemaChanged();
+      this.files?.flushReleases();
+    }
+  }
+
+  private tx<T>(fn: () => T): T {
+    try {
+      return this.db.transaction(fn)();
+    } finally {
+      this.files?.flushReleases();
+    }
+  }
+
+  // ------------------------------------------------------------------ schema
+
+  listObjects(): StoredObject[] {
+    return [...this.objects().values()];
+  }
+
+  findObject(idOrName: string): StoredObject | undefined {
+    const objects = this.objects();
+    const byName = objects.get(idOrName);
+    if (byName) return byName;
+    for (const o of objects.values()) if (o.id === idOrName) return o;
+    return undefined;
+  }
+
+  requireObject(idOrName: string): StoredObject {
+    const o = this.findObject(idOrName);
+    if (!o) throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `Object "${idOrName}" does not exist`);
+    return o;
+  }
+
+  createObject(input: CreateObjectInput, owner: Owner): StoredObject {
+    const problem = objectNameProblem(input.name);
+    if (problem) throw new ServiceError(problem.code, problem.message, { errors: [{ path: ['name'], message: problem.message }] });
+    const specs = (input.attributes ?? []).map((a, i) => checkAttributeInput(a, ['attributes', i]));
+    const seen = new Set<string>();
+    for (const s of specs) {
+      if (seen.has(s.name)) throw new ServiceError('SCHEMA_DUPLICATE_ATTRIBUTE', `Attribute "${s.name}" is listed twice for object "${input.name}"`);
+      seen.add(s.name);
+    }
+    return this.schemaTx(() => {
+      this.insertObject(input.name, { label: input.label, description: input.description }, specs, owner);
+      return this.requireObject(input.name);
+    });
+  }
+
+  /** Inside a transaction: meta rows, table, indexes. Shared by the route and the plan applier. */
+  insertObject(name: string, info: { label?: string | undefined; description?: string | undefined }, specs: AttributeSpec[], owner: Owner): void {
+    if (this.objects().has(name)) {
+      throw new ServiceError('SCHEMA_DUPLICATE_OBJECT', `Object "${name}" already exists`);
+    }
+    for (const s of specs) this.checkRelationTarget(s, name);
+    const id = randomUUID();
+    const t = now();
+    const position = (this.db.prepare('SELECT COALESCE(MAX(position), 0) + 1 AS p FROM _ss_objects').get() as { p: number }).p;
+    this.db
+      .prepare('INSERT INTO _ss_objects (id, name, label, description, owner_kind, owner_id, protected, position, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)')
+      .run(id, name, info.label ?? null, info.description ?? null, owner.kind, owner.id ?? null, position, t, t);
+    SYSTEM_SPECS.forEach((s, i) => this.insertAttributeRow(id, s, i, { kind: 'core' }, true));
+    createRecordTable(this.db, name, specs);
+    this.schemaChanged();
+    specs.forEach((s, i) => {
+      const attrId = this.insertAttributeRow(id, s, i, owner, false);
+      syncIndex(this.db, name, attrId, s);
+    });
+    this.schemaChanged();
+  }
+
+  private insertAttributeRow(objectId: string, spec: AttributeSpec, position: number, owner: Owner, system: boolean): string {
+    const id = randomUUID();
+    const t = now();
+    this.db
+      .prepare(
+        'INSERT INTO _ss_attributes (id, object_id, name, spec, position, protected, system, owner_kind, owner_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(id, objectId, spec.name, specJson(spec), position, system ? 1 : 0, system ? 1 : 0, owner.kind, owner.id ?? null, t, t);
+    return id;
+  }
+
+  private checkRelationTarget(spec: AttributeSpec, self: string): void {
+    if (spec.type !== 'relation' || spec.target === undefined) return;
+    if (spec.target !== self && !this.objects().has(spec.target)) {
+      throw new ServiceError('SCHEMA_VALIDATION_FAILED', `Relation "${spec.name}" targets object "${spec.target}", which does not exist`, {
+        errors: [{ path: ['target'], message: `object "${spec.target}" does not exist` }],
+      });
+    }
+  }
+
+  /** Relation attributes of other objects that target `object`, as `object.attribute`. */
+  referencesTo(object: string): string[] {
+    const refs: string[] = [];
+    for (const o of this.objects().values()) {
+      if (o.name === object) continue;
+      for (const a of o.attributes) if (a.type === 'relation' && a.target === object) refs.push(`${o.name}.${a.name}`);
+    }
+    return refs;
+  }
+
+  deleteObject(idOrName: string, options: { force?: boolean } = {}): void {
+    this.schemaTx(() => {
+      const o = this.requireObject(idOrName);
+      if (o.protected) throw new ServiceError('SCHEMA_PROTECTED_OBJECT', `Object "${o.name}" is protected and cannot be deleted`);
+      const refs = this.referencesTo(o.name);
+      if (refs.length > 0) {
+        throw new ServiceError('SCHEMA_OBJECT_REFERENCED', `Object "${o.name}" is referenced by ${refs.join(', ')}`, {
+          fix: `delete or retarget ${refs.join(', ')} first`,
+        });
+      }
+      const count = this.countRecords(o.name);
+      if (count > 0 && !options.force) {
+        throw new ServiceError('SCHEMA_CONFLICT', `Object "${o.name}" holds ${count} record${count === 1 ? '' : 's'}; delete with force=true to drop them`, {
+          fix: 'DELETE /schema/objects/:id?force=true',
+        });
+      }
+      this.dropObjectNow(o);
+    });
+  }
+
+  /** Inside a transaction: documents, meta rows and the table. */
+  dropObjectNow(o: StoredObject): void {
+    this.files?.deleteSchemaDocuments(o.name);
+    this.db.prepare('DELETE FROM _ss_attributes WHERE object_id = ?').run(o.id);
+    this.db.prepare('DELETE FROM _ss_objects WHERE id = ?').run(o.id);
+    dropRecordTable(this.db, o.name);
+    this.db.exec(`DROP INDEX IF EXISTS "ix_created_${o.name}"`);
+    this.schemaChanged();
+  }
+
+  countRecords(object: string): number {
+    return (this.stmt(`SELECT COUNT(*) AS n FROM ${tableIdent(object)}`).get() as { n: number }).n;
+  }
+
+  private requireAttribute(o: StoredObject, idOrName: string): StoredAttribute {
+    const a = o.attributes.find((x) => x.name === idOrName) ?? o.attributes.find((x) => x.id === idOrName);
+    if (!a) throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `Object "${o.name}" has no attribute "${idOrName}"`);
+    return a;
+  }
+
+  addAttribute(object: string, raw: AttributeSpec, owner: Owner): StoredAttribute {
+    const o = this.requireObject(object);
+    if (o.protected) throw new ServiceError('SCHEMA_PROTECTED_OBJECT', `Object "${o.name}" is protected; its attributes cannot change`);
+    const spec = checkAttributeInput(raw);
+    return this.schemaTx(() => {
+      this.addAttributeNow(o.name, spec, owner);
+      return this.requireAttribute(this.requireObject(o.name), spec.name);
+    });
+  }
+
+  /** Inside a transaction: meta row, column, default fill, data check, index. */
+  addAttributeNow(object: string, spec: AttributeSpec, owner: Owner): void {
+    const o = this.requireObject(object);
+    if (o.attributes.some((a) => a.name === spec.name)) {
+      throw new ServiceError('SCHEMA_DUPLICATE_ATTRIBUTE', `Object "${o.name}" already has an attribute "${spec.name}"`);
+    }
+    this.checkRelationTarget(spec, o.name);
+    const position = (this.db.prepare('SELECT COALESCE(MAX(position), 0) + 1 AS p FROM _ss_attributes WHERE object_id = ?').get(o.id) as { p: number }).p;
+    const attrId = this.insertAttributeRow(o.id, spec, position, owner, false);
+    addColumn(this.db, o.name, spec);
+    this.schemaChanged();
+    if (spec.default !== undefined && spec.default !== null) {
+      const parsed = typeDef(spec.type).parse(spec.default, spec);
+      if (parsed.ok) {
+        this.db.prepare(`UPDATE ${tableIdent(o.name)} SET ${sqlIdent(spec.name)} = ?`).run(typeDef(spec.type).toColumn(parsed.value, spec));
+      }
+    }
+    this.refuseViolations(o.name, spec, spec);
+    syncIndex(this.db, o.name, attrId, spec);
+  }
+
+  /** 400 SCHEMA_VALIDATION_FAILED naming rule, count and sample ids (issue 3: PUT …/attributes/:id). */
+  private refuseViolations(object: string, current: AttributeSpec, next: AttributeSpec): void {
+    const found = violations(this.db, object, current, next);
+    if (found.length === 0) return;
+    const target = `${object}.${next.name}`;
+    const texts = found.map((v) => violationMessage(v.rule, target, v.count, v.sampleIds));
+    throw new ServiceError('SCHEMA_VALIDATION_FAILED', texts.map((t) => t.message).join(' '), {
+      errors: found.map((v, i) => ({ path: [next.name], message: texts[i]!.message })),
+      fix: texts[0]!.fix,
+      data: { violations: found },
+    });
+  }
+
+  updateAttribute(object: string, attribute: string, raw: Partial<AttributeSpec>): StoredAttribute {
+    const o = this.requireObject(object);
+    const a = this.requireAttribute(o, attribute);
+    if (a.system || a.protected) throw new ServiceError('SCHEMA_PROTECTED_ATTRIBUTE', `Attribute "${o.name}.${a.name}" is protected and cannot change`);
+    const patch = checkAttributePatch(a.name, raw);
+    const current = specOfStored(a);
+    const next = { ...current } as Record<string, unknown>;
+    for (const [k, v] of Object.entries(patch)) {
+      if (k === 'renamedFrom') continue;
+      if (v === null && k !== 'default') delete next[k];
+      else next[k] = v;
+    }
+    const spec = checkAttributeInput(next);
+    return this.schemaTx(() => {
+      this.changeAttributeNow(o.name, a.name, spec, { refuse: true });
+      return this.requireAttribute(this.requireObject(o.name), spec.name);
+    });
+  }
+
+  /**
+   * Inside a transaction: rename, type change (column rebuild), constraint change, index.
+   * `refuse`: stored data that breaks `next` refuses (routes); the plan applier has already
+   * decided (a destructive conversion approved by allowDestructive nulls what cannot convert).
+   */
+  changeAttributeNow(object: string, name: string, next: AttributeSpec, options: { refuse: boolean; owner?: Owner }): void {
+    const o = this.requireObject(object);
+    const a = this.requireAttribute(o, name);
+    const current = specOfStored(a);
+    if (next.name !== current.name) {
+      if (o.attributes.some((x) => x.name === next.name)) {
+        throw new ServiceError('SCHEMA_DUPLICATE_ATTRIBUTE', `Object "${o.name}" already has an attribute "${next.name}"`);
+      }
+    }
+    this.checkRelationTarget(next, o.name);
+    if (options.refuse) this.refuseViolations(o.name, current, next);
+    if (next.name !== current.name) renameColumn(this.db, o.name, current.name, next.name);
+    const renamedCurrent = { ...current, name: next.name };
+    const needsRebuild = current.type !== next.type || isMultiValued(current) !== isMultiValued(next) || (current.type === 'relation' && current.multiple !== next.multiple);
+    if (needsRebuild) rebuildColumn(this.db, o.name, a.id, renamedCurrent, next);
+    const owner = options.owner ?? a.owner;
+    this.db
+      .prepare('UPDATE _ss_attributes SET name = ?, spec = ?, owner_kind = ?, owner_id = ?, updated_at = ? WHERE id = ?')
+      .run(next.name, specJson(next), owner.kind, owner.id ?? null, now(), a.id);
+    this.schemaChanged();
+    syncIndex(this.db, o.name, a.id, next);
+  }
+
+  deleteAttribute(object: string, attribute: string): void {
+    this.schemaTx(() => {
+      const o = this.requireObject(object);
+      const a = this.requireAttribute(o, attribute);
+      if (a.system || a.protected) throw new ServiceError('SCHEMA_PROTECTED_ATTRIBUTE', `Attribute "${o.name}.${a.name}" is protected and cannot be deleted`);
+      this.dropAttributeNow(o.name, a);
+    });
+  }
+
+  dropAttributeNow(object: string, a: StoredAttribute): void {
+    if (a.type === 'document') this.files?.deleteSchemaDocuments(object, a.name);
+    dropColumn(this.db, object, a.id, a.name);
+    this.db.prepare('DELETE FROM _ss_attributes WHERE id = ?').run(a.id);
+    this.schemaChanged();
+  }
+
+  // ------------------------------------------------------------------ records
+
+  private recordObject(object: string): StoredObject {
+    return this.requireObject(object);
+  }
+
+  toRecord(o: StoredObject, row: RecordRow): RecordOut {
+    const values: Record<string, unknown> = {};
+    for (const a of o.attributes) {
+      if (a.system) continue;
+      const v = row[a.name];
+      values[a.name] = v === null || v === undefined ? null : typeDef(a.type).fromColumn(v, a);
+    }
+    return { id: row.id, object: o.name, version: row.version, createdAt: row.created_at, updatedAt: row.updated_at, values };
+  }
+
+  private readRow(o: StoredObject, id: string): RecordRow | undefined {
+    return this.stmt(`SELECT * FROM ${tableIdent(o.name)} WHERE id = ?`).get(id) as RecordRow | undefined;
+  }
+
+  private requireRow(o: StoredObject, id: string): RecordRow {
+    const row = this.readRow(o, id);
+    if (!row) throw new ServiceError('SCHEMA_RECORD_NOT_FOUND', `Record ${id} of "${o.name}" does not exist`);
+    return row;
+  }
+
+  getRecord(object: string, id: string): RecordOut {
+    const o = this.recordObject(object);
+    return this.toRecord(o, this.requireRow(o, id));
+  }
+
+  /**
+   * Store-side value rules (relation targets exist, unique against stored rows and within
+   * the batch). Errors are collected, not thrown, so every bad attribute is reported.
+   */
+  private checkStoredRules(o: StoredObject, rows: { id: string; parsed: ParsedRow; path: (string | number)[] }[]): FieldError[] {
+    const errors: FieldError[] = [];
+    const batchIds = new Set(rows.map((r) => r.id));
+    for (const spec of userAttributes(o)) {
+      if (spec.type === 'relation' && spec.target !== undefined) {
+        const exists = this.stmt(`SELECT 1 FROM ${tableIdent(spec.target)} WHERE id = ?`);
+        for (const r of rows) {
+          if (!r.parsed.values.has(spec.name)) continue;
+          const v = r.parsed.values.get(spec.name);
+          const ids = v === null || v === undefined ? [] : Array.isArray(v) ? (v as string[]) : [v as string];
+          const missing = ids.filter((id) => !(spec.target === o.name && batchIds.has(id)) && exists.get(id) === undefined);
+          if (missing.length > 0) {
+            errors.push({ path: [...r.path, spec.name], message: `${spec.name} names ${spec.target} record${missing.length === 1 ? '' : 's'} that do not exist: ${missing.slice(0, 5).join(', ')}` });
+          }
+        }
+      }
+      if (spec.unique) {
+        const taken = this.stmt(`SELECT id FROM ${tableIdent(o.name)} WHERE ${sqlIdent(spec.name)} = ? AND id <> ? LIMIT 1`);
+        const inBatch = new Map<SqlValue, number>();
+        rows.forEach((r, i) => {
+          if (!r.parsed.columns.has(spec.name)) return;
+          const c = r.parsed.columns.get(spec.name) ?? null;
+          if (c === null) return;
+          const other = inBatch.get(c);
+          if (other !== undefined) {
+            errors.push({ path: [...r.path, spec.name], message: `${spec.name} must be unique: item ${other} of this batch has the same value` });
+            return;
+          }
+          inBatch.set(c, i);
+          const hit = taken.get(c, r.id) as { id: string } | undefined;
+          if (hit && !batchIds.has(hit.id)) {
+            errors.push({ path: [...r.path, spec.name], message: `${spec.name} must be unique: record ${hit.id} already has this value` });
+          }
+        });
+      }
+    }
+    return errors;
+  }
+
+  /** The files engineer's hook (issue 5): document ids must be this slot's documents. */
+  private checkDocumentValues(o: StoredObject, id: string, parsed: ParsedRow, path: (string | number)[]): FieldError[] {
+    if (!this.files) return [];
+    const errors: FieldError[] = [];
+    for (const spec of userAttributes(o)) {
+      if (spec.type !== 'document' || !parsed.values.has(spec.name)) continue;
+      errors.push(...this.files.applyDocumentValue(o.name, id, spec, parsed.values.get(spec.name), [...path, spec.name]));
+    }
+    return errors;
+  }
+
+  private insertStatement(o: StoredObject): { stmt: Statement; names: string[] } {
+    const names = userAttributes(o).map((a) => a.name);
+    const cols = ['id', 'version', 'created_at', 'updated_at', 'created_by', ...names];
+    const sql = `INSERT INTO ${tableIdent(o.name)} (${cols.map((c) => sqlIdent(c)).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
+    return { stmt: this.stmt(sql), names };
+  }
+
+  private writeCreates(o: StoredObject, bodies: unknown[], actor: Actor, bulk: boolean): RecordOut[] {
+    const rows = bodies.map((b, i) => {
+      const path = bulk ? ['records', i] : [];
+      return { id: randomUUID(), parsed: parseRecordBody(o, b, 'create', path), path };
+    });
+    const errors = rows.flatMap((r) => r.parsed.errors);
+    if (errors.length > 0) throw validationFailed(errors);
+    return this.tx(() => {
+      const stored = this.checkStoredRules(o, rows);
+      if (stored.length > 0) throw validationFailed(stored);
+      const { stmt, names } = this.insertStatement(o);
+      const t = now();
+      for (const r of rows) stmt.run(r.id, 1, t, t, actor.keyId, ...names.map((n) => r.parsed.columns.get(n) ?? null));
+      const docErrors = rows.flatMap((r) => this.checkDocumentValues(o, r.id, r.parsed, r.path));
+      if (docErrors.length > 0) throw validationFailed(docErrors);
+      return rows.map((r) => ({ id: r.id, object: o.name, version: 1, createdAt: t, updatedAt: t, values: Object.fromEntries(names.map((n) => [n, r.parsed.values.get(n) ?? null])) }));
+    });
+  }
+
+  createRecord(object: string, values: Record<string, unknown>, actor: Actor): RecordOut {
+    return this.writeCreates(this.recordObject(object), [values], actor, false)[0]!;
+  }
+
+  bulkCreate(object: string, records: Record<string, unknown>[], actor: Actor): RecordOut[] {
+    const o = this.recordObject(object);
+    checkBatch(records, 'records');
+    return this.writeCreates(o, records, actor, true);
+  }
+
+  private writeUpdates(o: StoredObject, items: { id: string; ifMatch: number | '*'; values: unknown }[], bulk: boolean): RecordOut[] {
+    const rows = items.map((item, i) => {
+      const path = bulk ? ['records', i, 'values'] : [];
+      return { id: item.id, ifMatch: item.ifMatch, parsed: parseRecordBody(o, item.values, 'update', path), path: bulk ? ['records', i] : [] };
+    });
+    const errors = rows.flatMap((r) => r.parsed.errors);
+    if (errors.length > 0) throw validationFailed(errors);
+    const seen = new Set<string>();
+    rows.forEach((r, i) => {
+      if (seen.has(r.id)) throw validationFailed([{ path: ['records', i, 'id'], message: `record ${r.id} is listed twice` }]);
+      seen.add(r.id);
+    });
+    return this.tx(() => {
+      const existing = rows.map((r) => {
+        const row = this.requireRow(o, r.id);
+        if (r.ifMatch !== '*' && r.ifMatch !== row.version) {
+          throw new ServiceError('SCHEMA_CONFLICT', `Record ${r.id} is at version ${row.version}, not ${r.ifMatch}; read it again and retry`, {
+            fix: 'GET the record for its current version (etag) and send that in if-match',
+          });
+        }
+        return row;
+      });
+      const stored = this.checkStoredRules(o, rows.map((r) => ({ ...r, path: bulk ? [...r.path, 'values'] : r.path })));
+      if (stored.length > 0) throw validationFailed(stored);
+      const t = now();
+      const out: RecordOut[] = [];
+      rows.forEach((r, i) => {
+        const names = [...r.parsed.columns.keys()];
+        const sql = `UPDATE ${tableIdent(o.name)} SET version = version + 1, updated_at = ?${names.map((n) => `, ${sqlIdent(n)} = ?`).join('')} WHERE id = ?`;
+        this.stmt(sql).run(t, ...names.map((n) => r.parsed.columns.get(n) ?? null), r.id);
+        void existing[i];
+      });
+      const docErrors = rows.flatMap((r) => this.checkDocumentValues(o, r.id, r.parsed, bulk ? [...r.path, 'values'] : r.path));
+      if (docErrors.length > 0) throw validationFailed(docErrors);
+      for (const r of rows) out.push(this.toRecord(o, this.requireRow(o, r.id)));
+      return out;
+    });
+  }
+
+  updateRecord(object: string, id: string, patch: Record<string, unknown>, ifMatch: number | '*', _actor: Actor): RecordOut {
+    return this.writeUpdates(this.recordObject(object), [{ id, ifMatch, values: patch }], false)[0]!;
+  }
+
+  bulkUpdate(object: string, items: BulkUpdateItem[], _actor: Actor): RecordOut[] {
+    const o = this.recordObject(object);
+    checkBatch(items, 'records');
+    items.forEach((item, i) => checkUuid(item.id, ['records', i, 'id']));
+    return this.writeUpdates(o, items.map((item) => ({ id: item.id, ifMatch: item.version ?? '*', values: item.values })), true);
+  }
+
+  deleteRecord(object: string, id: string): { id: string } {
+    const o = this.recordObject(object);
+    this.tx(() => {
+      this.requireRow(o, id);
+      this.deleteRows(o, [id]);
+    });
+    return { id };
+  }
+
+  bulkDelete(object: string, ids: string[]): { deleted: number } {
+    const o = this.recordObject(object);
+    checkBatch(ids, 'ids');
+    ids.forEach((id, i) => checkUuid(id, ['ids', i]));
+    return this.tx(() => {
+      const unique = [...new Set(ids)];
+      unique.forEach((id) => this.requireRow(o, id));
+      this.deleteRows(o, unique);
+      return { deleted: unique.length };
+    });
+  }
+
+  /**
+   * Deleting records others link to clears those links (a single relation becomes null, the
+   * id leaves a list) and bumps the linking records' versions, so nothing points at a
+   * missing record. A required single relation cannot be cleared: that refuses (409).
+   */
+  private deleteRows(o: StoredObject, ids: string[]): void {
+    const gone = new Set(ids);
+    for (const other of this.objects().values()) {
+      for (const a of other.attributes) {
+        if (a.type !== 'relation' || a.target !== o.name) continue;
+        const table = tableIdent(other.name);
+        const col = sqlIdent(a.name);
+        const t = now();
+        if (!a.multiple) {
+          for (const id of ids) {
+            const linked = this.stmt(`SELECT id FROM ${table} WHERE ${col} = ? LIMIT 5`).all(id) as { id: string }[];
+            const others = linked.filter((l) => !(other.name === o.name && gone.has(l.id)));
+            if (others.length === 0) continue;
+            if (a.required) {
+              throw new ServiceError('SCHEMA_CONFLICT', `Record ${id} is the required ${other.name}.${a.name} of ${others.map((l) => l.id).join(', ')}; change those first`);
+            }
+            this.stmt(`UPDATE ${table} SET ${col} = NULL, version = version + 1, updated_at = ? WHERE ${col} = ?`).run(t, id);
+          }
+        } else {
+          const rows = this.stmt(
+            `SELECT id, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(${col}) j WHERE j.value IN (SELECT value FROM json_each(?)))`,
+          ).all(JSON.stringify(ids)) as { id: string; v: string }[];
+          for (const r of rows) {
+            if (other.name === o.name && gone.has(r.id)) continue;
+            const kept = (JSON.parse(r.v) as string[]).filter((x) => !gone.has(x));
+            if (kept.length === 0 && a.required) {
+              throw new ServiceError('SCHEMA_CONFLICT', `Record ${r.id} would have no ${other.name}.${a.name} left, which is required; change it first`);
+            }
+            this.stmt(`UPDATE ${table} SET ${col} = ?, version = version + 1, updated_at = ? WHERE id = ?`).run(kept.length === 0 ? null : JSON.stringify(kept), t, r.id);
+          }
+        }
+      }
+    }
+    this.files?.deleteRecordDocuments(o.name, ids);
+    const del = this.stmt(`DELETE FROM ${tableIdent(o.name)} WHERE id = ?`);
+    for (const id of ids) del.run(id);
+  }
+
+  search(object: string, input: SearchInput): SearchPage {
+    const o = this.recordObject(object);
+    return searchRecords(this, o, input);
+  }
+
+  // ------------------------------------------------------------------ idempotency, keys
+
+  recallIdempotent(scope: string, key: string, bodyHash: string): IdempotentAnswer | undefined {
+    return this.idempotency.recall(scope, key, bodyHash);
+  }
+
+  rememberIdempotent(scope: string, key: string, bodyHash: string, answer: IdempotentAnswer): void {
+    this.idempotency.remember(scope, key, bodyHash, answer);
+  }
+
+  createKey(input: { name: string; role: string; scopes?: Scope[] | null }): { key: KeyOut; secret: string } {
+    return this.keys.create(input);
+  }
+
+  listKeys(): KeyOut[] {
+    return this.keys.list();
+  }
+
+  revokeKey(id: string): void {
+    this.keys.revoke(id);
+  }
+
+  authenticate(secret: string): Actor | null {
+    return this.keys.authenticate(secret);
+  }
+
+  countActiveKeys(): number {
+    return this.keys.countActive();
+  }
+
+  // ------------------------------------------------------------------ views, sources, sync
+
+  listViews(): StoredView[] {
+    return loadViews(this.db);
+  }
+
+  findView(name: string): StoredView | undefined {
+    return this.listViews().find((v) => v.name === name);
+  }
+
+  findSource(id: string): StoredSource | undefined {
+    const row = this.db.prepare('SELECT * FROM _ss_sources WHERE id = ?').get(id) as
+      | { id: string; version: number; applied_at: string | null; declaration: string }
+      | undefined;
+    if (!row) return undefined;
+    return { id: row.id, version: row.version, appliedAt: row.applied_at, declaration: JSON.parse(row.declaration) as Declaration };
+  }
+
+  facts(): DataFacts {
+    return sqlFacts(this.db, () => this.objects());
+  }
+
+  pushSource(id: string, declaration: Declaration, options: PushOptions): PushResult {
+    return pushSource(this, id, declaration, options);
+  }
+
+  /** Used by pushSource: apply inside the caller's transaction. */
+  applyPlanNow = (plan: Parameters<typeof applyPlan>[1], sourceId: string, declaration: Declaration): number => applyPlan(this, plan, sourceId, declaration);
+
+  /** A transaction that drops the schema cache afterwards (plan application). */
+  schemaTransaction<T>(fn: () => T): T {
+    return this.schemaTx(fn);
+  }
+}
+
+function checkBatch(list: unknown, field: string): void {
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_BULK) {
+    throw new ServiceError('SCHEMA_VALIDATION_FAILED', `${field} must list 1 to ${MAX_BULK} items`, {
+      errors: [{ path: [field], message: `must list 1 to ${MAX_BULK} items` }],
+    });
+  }
+}
+
+function checkUuid(id: unknown, path: (string | number)[]): void {
+  if (typeof id !== 'string' || !UUID.test(id)) {
+    throw new ServiceError('SCHEMA_VALIDATION_FAILED', `${JSON.stringify(id)} is not a record id (a UUID)`, { errors: [{ path, message: 'must be a UUID' }] });
+  }
+}

@@ -1,0 +1,104 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ServiceError } from '../errors.js';
+import { now, type Db } from './db.js';
+import { BUILTIN_ROLES, SCOPES, type Actor, type KeyOut, type Scope } from './types.js';
+
+/**
+ * API keys (issue 3 "Auth"): the secret is `ssk_<keyId>_<32 random bytes base64url>`, shown
+ * once; only its sha256 is stored. authenticate finds the row by the keyId inside the
+ * secret and compares hashes in constant time.
+ */
+interface KeyRow {
+  id: string;
+  name: string;
+  role: string;
+  scopes: string | null;
+  hash: string;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+const SECRET = /^ssk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
+/** lastUsedAt is written at most once a minute per key, so authenticating stays a read. */
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+const toKey = (r: KeyRow): KeyOut => ({
+  id: r.id,
+  name: r.name,
+  role: r.role,
+  scopes: r.scopes === null ? null : (JSON.parse(r.scopes) as Scope[]),
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+  lastUsedAt: r.last_used_at,
+});
+
+export class Keys {
+  constructor(private readonly db: Db) {}
+
+  create(input: { name: string; role: string; scopes?: Scope[] | null }): { key: KeyOut; secret: string } {
+    if (!(BUILTIN_ROLES as readonly string[]).includes(input.role)) {
+      throw new ServiceError('SCHEMA_ROLE_NOT_FOUND', `Role "${input.role}" does not exist (built-in roles: ${BUILTIN_ROLES.join(', ')})`);
+    }
+    const scopes = input.scopes ?? null;
+    const bad = (scopes ?? []).filter((s) => !(SCOPES as readonly string[]).includes(s));
+    if (bad.length > 0) {
+      throw new ServiceError('SCHEMA_VALIDATION_FAILED', `Unknown scope ${bad.join(', ')}`, {
+        errors: bad.map((s) => ({ path: ['scopes', (scopes ?? []).indexOf(s)], message: `unknown scope "${s}" (use ${SCOPES.join(', ')})` })),
+      });
+    }
+    const id = randomBytes(8).toString('hex');
+    const secret = `ssk_${id}_${randomBytes(32).toString('base64url')}`;
+    this.db
+      .prepare('INSERT INTO _ss_keys (id, name, role, scopes, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(id, input.name, input.role, scopes === null ? null : JSON.stringify(scopes), sha256(secret).toString('hex'), now());
+    return { key: this.get(id)!, secret };
+  }
+
+  get(id: string): KeyOut | undefined {
+    const row = this.db.prepare('SELECT * FROM _ss_keys WHERE id = ?').get(id) as KeyRow | undefined;
+    return row ? toKey(row) : undefined;
+  }
+
+  list(): KeyOut[] {
+    return (this.db.prepare('SELECT * FROM _ss_keys ORDER BY created_at, id').all() as KeyRow[]).map(toKey);
+  }
+
+  revoke(id: string): void {
+    this.db.transaction(() => {
+      const key = this.get(id);
+      if (!key) throw new ServiceError('ROUTE_NOT_FOUND', `API key ${id} does not exist`);
+      if (key.revokedAt !== null) return;
+      if (key.role === 'owner') {
+        const owners = (this.db.prepare("SELECT COUNT(*) AS n FROM _ss_keys WHERE role = 'owner' AND revoked_at IS NULL").get() as { n: number }).n;
+        if (owners <= 1) {
+          throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'The last active owner key cannot be revoked', {
+            fix: 'create another owner key first (POST /keys { role: "owner" })',
+          });
+        }
+      }
+      this.db.prepare('UPDATE _ss_keys SET revoked_at = ? WHERE id = ?').run(now(), id);
+    })();
+  }
+
+  authenticate(secret: string): Actor | null {
+    const m = SECRET.exec(secret);
+    if (!m) return null;
+    const row = this.db.prepare('SELECT * FROM _ss_keys WHERE id = ?').get(m[1]) as KeyRow | undefined;
+    if (!row || row.revoked_at !== null) return null;
+    const stored = Buffer.from(row.hash, 'hex');
+    const given = sha256(secret);
+    if (stored.length !== given.length || !timingSafeEqual(stored, given)) return null;
+    const t = Date.now();
+    if (row.last_used_at === null || t - Date.parse(row.last_used_at) > LAST_USED_GRANULARITY_MS) {
+      this.db.prepare('UPDATE _ss_keys SET last_used_at = ? WHERE id = ?').run(new Date(t).toISOString(), row.id);
+    }
+    return { keyId: row.id, role: row.role, scopes: row.scopes === null ? null : (JSON.parse(row.scopes) as Scope[]) };
+  }
+
+  countActive(): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM _ss_keys WHERE revoked_at IS NULL').get() as { n: number }).n;
+  }
+}

@@ -1,0 +1,34 @@
+import { ServiceError } from '../errors.js';
+import type { Declaration } from '../model/declaration.js';
+import { planPush, refusal } from '../plan/index.js';
+import type { SqliteStore } from './index.js';
+import type { PushOptions, PushResult } from './types.js';
+
+/**
+ * PUT /schema/sources/:id (contract.md §3): plan with the pure planner, refuse by the
+ * contract's order, else apply every step in one transaction (engine/store/apply.ts).
+ * A push with no steps against an existing source changes nothing, version included.
+ */
+export function pushSource(store: SqliteStore, id: string, declaration: Declaration, options: PushOptions): PushResult {
+  const source = store.findSource(id);
+  const plan = planPush({ sourceId: id, declaration, objects: store.listObjects(), views: store.listViews(), source, facts: store.facts() });
+  const currentVersion = source?.version ?? 0;
+  if (options.dryRun) return { version: currentVersion, applied: false, plan };
+  const refused = refusal(plan, {
+    currentVersion,
+    ...(options.allowDestructive === undefined ? {} : { allowDestructive: options.allowDestructive }),
+    ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
+  });
+  if (refused) throw refused;
+  if (source && plan.steps.length === 0) return { version: currentVersion, applied: true, plan };
+  try {
+    const version = store.schemaTransaction(() => store.applyPlanNow(plan, id, declaration));
+    return { version, applied: true, plan };
+  } catch (err) {
+    if (err instanceof ServiceError && err.code === 'SCHEMA_SYNC_FAILED') throw err;
+    const cause = err instanceof Error ? err.message : String(err);
+    throw new ServiceError('SCHEMA_SYNC_FAILED', `Applying the plan of source "${id}" failed and was rolled back: ${cause}`, {
+      data: { cause, ...(err instanceof ServiceError ? { code: err.code, errors: err.details.errors } : {}) },
+    });
+  }
+}

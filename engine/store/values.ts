@@ -1,0 +1,78 @@
+import { ServiceError, type FieldError } from '../errors.js';
+import type { AttributeSpec } from '../model/attribute.js';
+import { SYSTEM_ATTRIBUTES } from '../model/names.js';
+import type { StoredObject } from '../model/stored.js';
+import { parseValue, typeDef } from '../model/types/registry.js';
+import type { SqlValue } from '../model/types/type-def.js';
+
+/**
+ * Record bodies → column values (issue 3 "Records"): every attribute through parseValue,
+ * every bad attribute reported, unknown attributes 404, system attributes not writable.
+ */
+export interface ParsedRow {
+  /** attribute name → column value, only for attributes the write sets. */
+  columns: Map<string, SqlValue>;
+  /** attribute name → parsed API value (relation ids, document ids…). */
+  values: Map<string, unknown>;
+  errors: FieldError[];
+}
+
+export function userAttributes(o: StoredObject): AttributeSpec[] {
+  return o.attributes.filter((a) => !a.system);
+}
+
+/**
+ * `body` is checked key by key with Object.hasOwn over Object.keys, so `__proto__` or
+ * `constructor` are ordinary (unknown) names and never reach a prototype.
+ */
+export function parseRecordBody(
+  o: StoredObject,
+  body: unknown,
+  mode: 'create' | 'update',
+  path: (string | number)[],
+): ParsedRow {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'Validation failed', {
+      errors: [{ path, message: 'must be a mapping of attribute → value' }],
+    });
+  }
+  const input = body as Record<string, unknown>;
+  const attrs = new Map(userAttributes(o).map((a) => [a.name, a]));
+  const errors: FieldError[] = [];
+  const keys = Object.keys(input);
+  for (const k of keys) {
+    if (SYSTEM_ATTRIBUTES.includes(k)) {
+      errors.push({ path: [...path, k], message: `${k} is a system attribute and cannot be written` });
+    } else if (!attrs.has(k)) {
+      throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `Object "${o.name}" has no attribute "${k}"`, {
+        errors: [{ path: [...path, k], message: `unknown attribute "${k}"` }],
+        fix: `use one of: ${[...attrs.keys()].join(', ') || '(no attributes yet)'}`,
+      });
+    }
+  }
+  if (mode === 'update' && keys.length === 0) {
+    errors.push({ path, message: 'must set at least one attribute' });
+  }
+  const columns = new Map<string, SqlValue>();
+  const values = new Map<string, unknown>();
+  for (const [name, spec] of attrs) {
+    let raw: unknown;
+    if (Object.hasOwn(input, name)) raw = input[name];
+    else if (mode === 'create') raw = spec.default;
+    else continue;
+    const parsed = parseValue(spec, raw);
+    if (!parsed.ok) {
+      errors.push({ path: [...path, name], message: `${name} ${parsed.message}` });
+      continue;
+    }
+    values.set(name, parsed.value);
+    columns.set(name, parsed.value === null ? null : typeDef(spec.type).toColumn(parsed.value, spec));
+  }
+  return { columns, values, errors };
+}
+
+export function validationFailed(errors: FieldError[]): ServiceError {
+  const first = errors[0];
+  const message = errors.length === 1 && first ? first.message : `${errors.length} values are invalid`;
+  return new ServiceError('SCHEMA_VALIDATION_FAILED', message, { errors });
+}
