@@ -267,7 +267,13 @@ function checkView(view: Record<string, unknown>, path: Path, ctx: RuleContext, 
     });
   }
   if (view['filter'] !== undefined) {
-    for (const e of checkFilter(view['filter'], isKnown, [...path, 'filter'])) add(ctx, unknownAttribute(e.path, e.message));
+    const problems = checkFilter(view['filter'], isKnown, [...path, 'filter']);
+    for (const e of problems) add(ctx, unknownAttribute(e.path, e.message));
+    if (problems.length === 0 && isPlainObject(obj['attributes'])) {
+      checkFilterValues(view['filter'], obj['attributes'], [...path, 'filter'], (p, message, suggestion) =>
+        add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who}: ${message}`, path: p, ...(suggestion ? { suggestion } : {}) }),
+      );
+    }
   }
   if (view['sort'] !== undefined) {
     for (const e of checkSort(view['sort'], isKnown, [...path, 'sort'])) {
@@ -275,5 +281,49 @@ function checkView(view: Record<string, unknown>, path: Path, ctx: RuleContext, 
       delete d.on;
       add(ctx, d);
     }
+  }
+}
+
+/** Types whose filter values can be checked offline without guessing the store's semantics. */
+const VALUE_CHECKED = new Set(['select', 'number', 'integer', 'boolean']);
+const VALUE_OPS = new Set(['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin']);
+
+/**
+ * A view's filter compares with values the attribute can hold: `stage: { in: [lead, wonn] }`
+ * names an option that does not exist, which would silently match nothing.
+ */
+function checkFilterValues(
+  filter: unknown,
+  attributes: Record<string, unknown>,
+  base: Path,
+  report: (path: Path, message: string, suggestion?: string) => void,
+): void {
+  if (!isPlainObject(filter)) return;
+  for (const [key, value] of Object.entries(filter)) {
+    if ((key === 'and' || key === 'or') && Array.isArray(value)) {
+      value.forEach((f, i) => checkFilterValues(f, attributes, [...base, key, i], report));
+      continue;
+    }
+    if (key === 'not') {
+      checkFilterValues(value, attributes, [...base, key], report);
+      continue;
+    }
+    const attr = attributes[key];
+    if (!isPlainObject(attr) || !VALUE_CHECKED.has(String(attr['type']))) continue;
+    const spec = { ...attr, name: key, required: false, min: undefined, max: undefined } as unknown as AttributeSpec;
+    const check = (v: unknown, p: Path): void => {
+      if (v === null) return;
+      const parsed = parseValue(spec, v);
+      if (parsed.ok) return;
+      const options = Array.isArray(attr['options']) ? (attr['options'] as unknown[]).map(String) : [];
+      const suggestion = typeof v === 'string' && options.length ? closest(v, options) : undefined;
+      report(p, `the filter on "${key}" compares with ${JSON.stringify(v)}, but "${key}" ${parsed.message}`, suggestion);
+    };
+    const conditions: [unknown, Path][] = isPlainObject(value)
+      ? Object.entries(value)
+          .filter(([op]) => VALUE_OPS.has(op))
+          .flatMap(([op, v]) => (Array.isArray(v) ? v.map((x, i): [unknown, Path] => [x, [...base, key, op, i]]) : [[v, [...base, key, op]] as [unknown, Path]]))
+      : [[value, [...base, key]]];
+    for (const [v, p] of conditions) check(v, p);
   }
 }

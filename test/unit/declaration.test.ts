@@ -125,6 +125,11 @@ describe('validateDeclaration', () => {
     });
     expect(only(decl({ object: 'deal', filter: { amount: { gtt: 1 } } }))).toMatchObject({ suggestion: 'gt' });
     expect(only(decl({ object: 'deal', sort: [{ attribute: 'amount', direction: 'up' }] })).message).toContain('must be one of asc, desc');
+    expect(only(decl({ object: 'deal', filter: { stage: { in: ['a', 'b'] } } }))).toMatchObject({
+      path: ['views', 'v', 'filter', 'stage', 'in', 1],
+      message: 'View "v": the filter on "stage" compares with "b", but "stage" must be one of "a"',
+    });
+    expect(only(decl({ object: 'deal', filter: { or: [{ amount: { gte: 'ten' } }] } })).path).toEqual(['views', 'v', 'filter', 'or', 0, 'amount', 'gte']);
     expect(errors(decl({ object: 'deal', filter: { stage: { in: ['a'] } }, sort: [{ attribute: 'created_at', direction: 'desc' }], columns: ['id', 'stage'] }))).toEqual([]);
   });
 
