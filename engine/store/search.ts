@@ -59,7 +59,8 @@ class Compiler {
         const subs = (value as Filter[]).map((s) => `(${this.filter(s)})`);
         parts.push(`(${subs.join(key === 'and' ? ' AND ' : ' OR ')})`);
       } else if (key === 'not') {
-        parts.push(`NOT (${this.filter(value as Filter)})`);
+        // Complement, including records whose attribute is null (SQL NULL would drop them).
+        parts.push(`NOT IFNULL((${this.filter(value as Filter)}), 0)`);
       } else {
         parts.push(this.condition(this.fields.get(key)!, value as Scalar | Record<string, unknown>));
       }

@@ -1,0 +1,138 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ServiceError } from '../../engine/errors.js';
+import { openStore } from '../../engine/store/index.js';
+import type { Actor, SearchInput, Store } from '../../engine/store/types.js';
+
+/** Search: filter grammar compiled to SQL, sort, keyset cursor (contract.md §3). */
+let dir: string;
+let store: Store;
+const actor: Actor = { keyId: 'k1', role: 'owner', scopes: null };
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ss-search-'));
+  store = openStore({ path: join(dir, 'schemasync.db') });
+  store.createObject(
+    {
+      name: 'item',
+      attributes: [
+        { name: 'title', type: 'text' },
+        { name: 'n', type: 'integer' },
+        { name: 'tags', type: 'multiselect', options: ['red', 'green', 'blue'] },
+        { name: 'done', type: 'boolean' },
+        { name: 'due', type: 'datetime' },
+      ],
+    },
+    { kind: 'runtime' },
+  );
+});
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const titles = (input: SearchInput): string[] => store.search('item', input).records.map((r) => r.values['title'] as string);
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ServiceError) return err.code;
+    throw err;
+  }
+  return undefined;
+}
+
+describe('store search: filters', () => {
+  beforeEach(() => {
+    store.bulkCreate(
+      'item',
+      [
+        { title: 'Alpha', n: 1, tags: ['red'], done: true, due: '2026-01-01T10:00:00+02:00' },
+        { title: 'beta', n: 2, tags: ['green', 'blue'], done: false },
+        { title: 'Gamma', n: 3, tags: [], done: false, due: '2026-03-01T00:00:00Z' },
+        { title: 'delta', n: null },
+      ],
+      actor,
+    );
+  });
+
+  it('compiles every operator and combinator', () => {
+    const sort = [{ attribute: 'title' as const, direction: 'asc' as const }];
+    expect(titles({ filter: { n: 2 }, sort })).toEqual(['beta']);
+    expect(titles({ filter: { n: { ne: 2 } }, sort })).toEqual(['Alpha', 'Gamma', 'delta']);
+    expect(titles({ filter: { n: { gte: 2, lt: 3 } }, sort })).toEqual(['beta']);
+    expect(titles({ filter: { n: { in: [1, 3] } }, sort })).toEqual(['Alpha', 'Gamma']);
+    expect(titles({ filter: { n: { nin: [1, 3] } }, sort })).toEqual(['beta', 'delta']);
+    expect(titles({ filter: { n: { isNull: true } }, sort })).toEqual(['delta']);
+    expect(titles({ filter: { title: { contains: 'ALP' } }, sort })).toEqual(['Alpha']);
+    expect(titles({ filter: { title: { startsWith: 'G' } }, sort })).toEqual(['Gamma']);
+    expect(titles({ filter: { tags: { contains: 'blue' } }, sort })).toEqual(['beta']);
+    expect(titles({ filter: { tags: 'red' }, sort })).toEqual(['Alpha']);
+    expect(titles({ filter: { done: true }, sort })).toEqual(['Alpha']);
+    // Datetimes compare in UTC whatever offset the filter uses.
+    expect(titles({ filter: { due: { lt: '2026-01-01T09:00:00Z' } }, sort })).toEqual(['Alpha']);
+    expect(titles({ filter: { or: [{ n: 1 }, { title: 'delta' }] }, sort })).toEqual(['Alpha', 'delta']);
+    expect(titles({ filter: { not: { n: { lte: 2 } } }, sort })).toEqual(['Gamma', 'delta']);
+    expect(titles({ filter: { and: [{ done: false }, { n: { gt: 2 } }] }, sort })).toEqual(['Gamma']);
+  });
+
+  it('binds values, never splices them into SQL', () => {
+    expect(titles({ filter: { title: "x' OR '1'='1" } })).toEqual([]);
+    expect(store.search('item', {}).total).toBe(4);
+  });
+
+  it('refuses unknown attributes, bad operators, limits and foreign cursors', () => {
+    expect(codeOf(() => store.search('item', { filter: { nope: 1 } }))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(codeOf(() => store.search('item', { filter: { n: { like: 1 } } as never }))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(codeOf(() => store.search('item', { sort: [{ attribute: 'nope' }] }))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(codeOf(() => store.search('item', { limit: 501 }))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(codeOf(() => store.search('item', { limit: 0 }))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(codeOf(() => store.search('item', { cursor: 'garbage' }))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(codeOf(() => store.search('nope', {}))).toBe('SCHEMA_OBJECT_NOT_FOUND');
+  });
+});
+
+describe('store search: keyset pagination', () => {
+  it('visits every record exactly once in order, nulls included, while records are inserted between pages', () => {
+    const made = store.bulkCreate(
+      'item',
+      Array.from({ length: 95 }, (_, i) => ({ title: `t${i}`, n: i % 7 === 0 ? null : i % 10 })),
+      actor,
+    );
+    for (const direction of ['asc', 'desc'] as const) {
+      const seen: string[] = [];
+      const ns: (number | null)[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = store.search('item', { sort: [{ attribute: 'n', direction }], limit: 10, ...(cursor ? { cursor } : {}) });
+        seen.push(...page.records.map((r) => r.id));
+        ns.push(...page.records.map((r) => r.values['n'] as number | null));
+        cursor = page.nextCursor ?? undefined;
+        // A concurrent insert that sorts before the current position must not shift pages.
+        if (pages++ < 3) store.createRecord('item', { title: 'late', n: direction === 'asc' ? 0 : 9 }, actor);
+      } while (cursor);
+      const original = new Set(made.map((m) => m.id));
+      const visited = seen.filter((id) => original.has(id));
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(visited.length).toBe(95);
+      // The order is consistent: SQLite puts nulls first ascending and last descending.
+      const key = (v: number | null): number => (v === null ? -1 : v);
+      const sorted = [...ns].sort((a, b) => (direction === 'asc' ? key(a) - key(b) : key(b) - key(a)));
+      expect(ns).toEqual(sorted);
+    }
+  });
+
+  it('pages through filtered results with total', () => {
+    store.bulkCreate('item', Array.from({ length: 30 }, (_, i) => ({ title: `t${i}`, n: i })), actor);
+    const first = store.search('item', { filter: { n: { gte: 10 } }, limit: 15 });
+    expect(first.total).toBe(20);
+    expect(first.records).toHaveLength(15);
+    const second = store.search('item', { filter: { n: { gte: 10 } }, limit: 15, cursor: first.nextCursor! });
+    expect(second.records).toHaveLength(5);
+    expect(second.nextCursor).toBeNull();
+  });
+});
