@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ServiceError } from '../../engine/errors.js';
+import { openStore } from '../../engine/store/index.js';
+import type { Store } from '../../engine/store/types.js';
+
+/** API keys and idempotency answers (issue 3 "Auth", contract.md §3). */
+let dir: string;
+let store: Store;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ss-keys-'));
+  store = openStore({ path: join(dir, 'schemasync.db') });
+});
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ServiceError) return err.code;
+    throw err;
+  }
+  return undefined;
+}
+
+describe('store keys', () => {
+  it('stores only the sha256 of the secret and authenticates by it', () => {
+    const { key, secret } = store.createKey({ name: 'ci', role: 'member', scopes: ['records:read'] });
+    expect(secret).toMatch(/^ssk_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
+    expect(secret).toContain(key.id);
+    store.close();
+    const db = new Database(join(dir, 'schemasync.db'), { readonly: true });
+    const row = db.prepare('SELECT * FROM _ss_keys WHERE id = ?').get(key.id) as { hash: string };
+    db.close();
+    expect(row.hash).toBe(createHash('sha256').update(secret).digest('hex'));
+    expect(readFileSync(join(dir, 'schemasync.db')).includes(Buffer.from(secret))).toBe(false);
+    store = openStore({ path: join(dir, 'schemasync.db') });
+    expect(store.authenticate(secret)).toEqual({ keyId: key.id, role: 'member', scopes: ['records:read'] });
+    expect(store.listKeys()[0]?.lastUsedAt).not.toBeNull();
+  });
+
+  it('rejects unknown, malformed, tampered and revoked secrets', () => {
+    const { key, secret } = store.createKey({ name: 'a', role: 'admin' });
+    expect(store.authenticate('nope')).toBeNull();
+    expect(store.authenticate(`${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`)).toBeNull();
+    expect(store.authenticate(secret.replace(key.id, '0000000000000000'))).toBeNull();
+    store.revokeKey(key.id);
+    expect(store.authenticate(secret)).toBeNull();
+    expect(store.listKeys()[0]?.revokedAt).not.toBeNull();
+  });
+
+  it('the last active owner key cannot be revoked; unknown roles and scopes are refused', () => {
+    const a = store.createKey({ name: 'o1', role: 'owner' });
+    const b = store.createKey({ name: 'o2', role: 'owner' });
+    store.revokeKey(a.key.id);
+    expect(codeOf(() => store.revokeKey(b.key.id))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(store.countActiveKeys()).toBe(1);
+    expect(codeOf(() => store.createKey({ name: 'x', role: 'wizard' }))).toBe('SCHEMA_ROLE_NOT_FOUND');
+    expect(codeOf(() => store.createKey({ name: 'x', role: 'member', scopes: ['fly' as never] }))).toBe('SCHEMA_VALIDATION_FAILED');
+  });
+});
+
+describe('store idempotency', () => {
+  it('replays the answer for the same body and refuses another body under the key', () => {
+    expect(store.recallIdempotent('k1', 'abc', 'h1')).toBeUndefined();
+    store.rememberIdempotent('k1', 'abc', 'h1', { status: 201, body: { id: 'x' } });
+    expect(store.recallIdempotent('k1', 'abc', 'h1')).toEqual({ status: 201, body: { id: 'x' } });
+    expect(codeOf(() => store.recallIdempotent('k1', 'abc', 'h2'))).toBe('SCHEMA_CONFLICT');
+    // Keys are per caller.
+    expect(store.recallIdempotent('k2', 'abc', 'h2')).toBeUndefined();
+  });
+
+  it('forgets answers after 24 hours', () => {
+    store.rememberIdempotent('k1', 'old', 'h1', { status: 201, body: {} });
+    store.close();
+    const db = new Database(join(dir, 'schemasync.db'));
+    db.prepare('UPDATE _ss_idempotency SET expires_at = ?').run(Date.now() - 1);
+    db.close();
+    store = openStore({ path: join(dir, 'schemasync.db') });
+    expect(store.recallIdempotent('k1', 'old', 'h2')).toBeUndefined();
+  });
+});

@@ -1,0 +1,145 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ServiceError } from '../../engine/errors.js';
+import type { Declaration } from '../../engine/model/declaration.js';
+import type { Plan } from '../../engine/plan/types.js';
+import { applyPlan } from '../../engine/store/apply.js';
+import { SqliteStore, openStore } from '../../engine/store/index.js';
+import type { Actor } from '../../engine/store/types.js';
+
+/** The data probe, the plan applier and pushSource over a real database (issue 4). */
+let dir: string;
+let store: SqliteStore;
+const actor: Actor = { keyId: 'k1', role: 'owner', scopes: null };
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ss-sync-'));
+  store = openStore({ path: join(dir, 'schemasync.db') }) as SqliteStore;
+});
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const decl = (extra: Record<string, unknown> = {}): Declaration => ({
+  objects: {
+    company: { attributes: { name: { type: 'text', required: true } } },
+    deal: {
+      label: 'Deal',
+      attributes: {
+        title: { type: 'text' },
+        amount: { type: 'integer' },
+        company: { type: 'relation', target: 'company' },
+        ...extra,
+      },
+    },
+  },
+  views: { open_deals: { object: 'deal', filter: { amount: { gt: 0 } } } },
+});
+
+function errorOf(fn: () => unknown): ServiceError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ServiceError) return err;
+    throw err;
+  }
+  throw new Error('expected a ServiceError');
+}
+
+describe('store facts', () => {
+  it('counts and finds violations per rule with sample ids', () => {
+    store.pushSource('crm', decl(), {});
+    const facts = store.facts();
+    expect(facts.recordCount('deal')).toBe(0);
+    expect(facts.recordCount('ghost')).toBe(0);
+    const c = store.createRecord('company', { name: 'A' }, actor);
+    const rows = store.bulkCreate('deal', [{ title: 'abc', amount: 5, company: c.id }, { title: 'abc' }, { title: 'x', amount: 50 }], actor);
+    expect(facts.recordCount('deal')).toBe(3);
+    expect(facts.nonNullCount('deal', 'amount')).toBe(2);
+    // Bulk rows share created_at, so sample order follows ids: compare as sets.
+    const sorted = (v: { rule: string; count: number; sampleIds: string[] }[]) => v.map((x) => ({ ...x, sampleIds: [...x.sampleIds].sort() }));
+    const ids = (...i: number[]) => i.map((n) => rows[n]!.id).sort();
+    expect(sorted(facts.violations('deal', 'title', { name: 'title', type: 'text', maxLength: 2 }))).toEqual([{ rule: 'length', count: 2, sampleIds: ids(0, 1) }]);
+    expect(facts.violations('deal', 'amount', { name: 'amount', type: 'integer', required: true, max: 10 })).toEqual(
+      expect.arrayContaining([
+        { rule: 'required', count: 1, sampleIds: [rows[1]!.id] },
+        { rule: 'range', count: 1, sampleIds: [rows[2]!.id] },
+      ]),
+    );
+    expect(facts.violations('deal', 'title', { name: 'title', type: 'select', options: ['abc'] })).toEqual([
+      { rule: 'options', count: 1, sampleIds: [rows[2]!.id] },
+    ]);
+    expect(facts.violations('deal', 'title', { name: 'title', type: 'integer' })[0]).toMatchObject({ rule: 'type', count: 3 });
+    expect(sorted(facts.violations('deal', 'title', { name: 'title', type: 'text', unique: true }))).toEqual([{ rule: 'unique', count: 2, sampleIds: ids(0, 1) }]);
+  });
+});
+
+describe('store pushSource', () => {
+  it('creates objects, relations and views owned by the source; re-push is a no-op', () => {
+    const r = store.pushSource('crm', decl(), {});
+    expect(r).toMatchObject({ version: 1, applied: true });
+    expect(store.requireObject('deal').owner).toEqual({ kind: 'source', id: 'crm' });
+    expect(store.findView('open_deals')).toMatchObject({ object: 'deal', owner: { kind: 'source', id: 'crm' } });
+    expect(store.findSource('crm')).toMatchObject({ version: 1, declaration: decl() });
+    expect(store.findSource('crm')?.appliedAt).toBeTruthy();
+    const again = store.pushSource('crm', decl(), {});
+    expect(again).toMatchObject({ version: 1, applied: true });
+    expect(again.plan.steps).toEqual([]);
+  });
+
+  it('a dry run changes nothing', () => {
+    const r = store.pushSource('crm', decl(), { dryRun: true });
+    expect(r.applied).toBe(false);
+    expect(r.plan.steps.length).toBeGreaterThan(0);
+    expect(store.listObjects()).toEqual([]);
+    expect(store.findSource('crm')).toBeUndefined();
+  });
+
+  it('renames keep data and relation indexes; a lossy change needs allowDestructive', () => {
+    store.pushSource('crm', decl(), {});
+    const c = store.createRecord('company', { name: 'A' }, actor);
+    const d = store.createRecord('deal', { title: 'hello', amount: 3, company: c.id }, actor);
+    const renamed: Declaration = {
+      objects: {
+        company: decl().objects['company']!,
+        opportunity: { renamedFrom: 'deal', attributes: { heading: { type: 'text', renamedFrom: 'title' }, amount: { type: 'integer' }, company: { type: 'relation', target: 'company' } } },
+      },
+      views: { open_deals: { object: 'opportunity' } },
+    };
+    expect(store.pushSource('crm', renamed, {}).version).toBe(2);
+    expect(store.getRecord('opportunity', d.id).values).toMatchObject({ heading: 'hello', company: c.id });
+    expect(store.search('opportunity', { filter: { company: c.id } }).records).toHaveLength(1);
+    // Deleting the company clears the link through the renamed relation.
+    const lossy = { ...renamed, objects: { ...renamed.objects, opportunity: { ...renamed.objects['opportunity']!, attributes: { ...renamed.objects['opportunity']!.attributes, heading: { type: 'integer' } } } } } as Declaration;
+    const refused = errorOf(() => store.pushSource('crm', lossy, {}));
+    expect(refused.code).toBe('SCHEMA_DESTRUCTIVE_NOT_ALLOWED');
+    expect(store.getRecord('opportunity', d.id).values['heading']).toBe('hello');
+    expect(store.pushSource('crm', lossy, { allowDestructive: ['opportunity.heading'] }).version).toBe(3);
+    expect(store.getRecord('opportunity', d.id).values['heading']).toBeNull();
+    expect(errorOf(() => store.pushSource('crm', decl(), { ifMatch: 1, allowDestructive: true })).code).toBe('SCHEMA_CONFLICT');
+  });
+
+  it('a plan that fails partway is rolled back whole', () => {
+    store.pushSource('crm', decl(), {});
+    const plan: Plan = {
+      source: 'crm',
+      baseVersion: 1,
+      conflicts: [],
+      summary: { create: 1, change: 0, drop: 1, destructive: 0, conflicts: 0 },
+      steps: [
+        { action: 'create_object', target: 'note', object: 'note', decl: { attributes: { body: { type: 'text' } } }, destructive: false, label: 'additive' },
+        { action: 'add_attribute', target: 'deal.stage', object: 'deal', spec: { name: 'stage', type: 'text' }, destructive: false, label: 'additive' },
+        { action: 'drop_attribute', target: 'deal.ghost', object: 'deal', attribute: 'ghost', destructive: false, label: 'destructive' },
+      ],
+    };
+    expect(() => store.schemaTransaction(() => applyPlan(store, plan, 'crm', decl()))).toThrow(/ghost/);
+    expect(store.findObject('note')).toBeUndefined();
+    expect(store.requireObject('deal').attributes.some((a) => a.name === 'stage')).toBe(false);
+    expect(store.findSource('crm')?.version).toBe(1);
+    // The schema cache was dropped with the rollback: the store still writes the old shape.
+    expect(store.createRecord('deal', { title: 'ok' }, actor).values['title']).toBe('ok');
+  });
+});
