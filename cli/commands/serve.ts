@@ -36,12 +36,16 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
   }
   const c = ctx.colors;
   const shown = relative(ctx.cwd, server.credentialsPath) || server.credentialsPath;
-  ctx.stdout.write(`schemasync server listening on ${c.bold(server.baseUrl)}\n`);
-  ctx.stdout.write(`data: ${server.dataDir}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}\n`);
+  // One write, so a reader never sees the URL line without the key that belongs to it.
+  const lines = [
+    `schemasync server listening on ${c.bold(server.baseUrl)}`,
+    `data: ${server.dataDir}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}`,
+  ];
   if (server.createdKey) {
-    ctx.stdout.write(`owner API key (shown once): ${c.bold(server.createdKey)}\n`);
-    ctx.stdout.write(`saved with the base URL to ${shown} (mode 0600)\n`);
+    lines.push(`owner API key (shown once): ${c.bold(server.createdKey)}`);
+    lines.push(`saved with the base URL to ${shown} (mode 0600)`);
   }
+  ctx.stdout.write(`${lines.join('\n')}\n`);
 
   // Graceful stop (issue 3): stop accepting, let in-flight requests finish, close the database.
   await new Promise<void>((resolve) => {

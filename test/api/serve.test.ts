@@ -24,7 +24,7 @@ function serve(args: string[] = []): Promise<Running> {
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out.replace(/\x1b\[[0-9;]*m/g, ''));
+      const m = /listening on (http:\/\/\S+)[\s\S]*\ndata: .*\n/.exec(out.replace(/\x1b\[[0-9;]*m/g, ''));
       if (m) resolve({ child, baseUrl: m[1]!, stdout: () => out, exit });
     });
     child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
@@ -51,9 +51,13 @@ describe('schemasync serve', () => {
     });
     expect(created.status).toBe(201);
     // One JSON log line per request, carrying the request id.
-    const logLine = s.stdout().split('\n').find((l) => l.includes('"url":"/v1/schema/objects"'));
-    expect(logLine).toBeDefined();
-    expect(JSON.parse(logLine!)).toMatchObject({ reqId: created.headers.get('x-request-id'), statusCode: expect.any(Number) });
+    const id = created.headers.get('x-request-id')!;
+    // The line is written after the answer is sent; wait for it to come through the pipe.
+    const logged = () => s.stdout().split('\n').filter((l) => l.includes(id));
+    for (let i = 0; i < 100 && logged().length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    const logLines = logged();
+    expect(logLines).toHaveLength(1);
+    expect(JSON.parse(logLines[0]!)).toMatchObject({ reqId: id, method: 'POST', url: '/v1/schema/objects', statusCode: 201 });
 
     s.child.kill('SIGINT');
     expect(await s.exit).toBe(0);
