@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { openStore as openSqliteStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { createServer } from './app.js';
 
@@ -39,15 +40,11 @@ export interface LocalServer {
 export const DATABASE_FILE = 'schemasync.db';
 export const CREDENTIALS_FILE = 'credentials.json';
 
-type OpenStore = (options: { path: string }) => Store;
-// engine/store/index.ts is written in parallel; a specifier in a variable keeps the build
-// green until it lands.
-const STORE_MODULE = '../store/index.js';
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const openStore = options.openStore ?? ((await import(STORE_MODULE)) as { openStore: OpenStore }).openStore;
+  const openStore = options.openStore ?? openSqliteStore;
   const store = openStore({ path: join(dataDir, DATABASE_FILE) });
   let app: FastifyInstance;
   try {

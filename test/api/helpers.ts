@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type CreateServerOptions } from '../../engine/server/app.js';
+import { openStore } from '../../engine/store/index.js';
 import type { Store } from '../../engine/store/types.js';
 
 /**
@@ -37,11 +38,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-type OpenStore = (options: { path: string }) => Store;
-const STORE_MODULE = '../../engine/store/index.js';
-
 export async function openTempStore(dataDir: string): Promise<Store> {
-  const { openStore } = (await import(STORE_MODULE)) as { openStore: OpenStore };
   return openStore({ path: join(dataDir, 'schemasync.db') });
 }
 
