@@ -100,7 +100,20 @@ async function parseParallel(paths: readonly string[], diagnostics: LocatedDiagn
   const out = new Array<Parsed>(paths.length);
   const mine: LocatedDiagnostic[] = [];
   for (const i of shares[0]!) out[i] = parseFile(paths[i]!, mine);
-  const results = await Promise.all(inWorker);
+  let results: Result[][];
+  try {
+    results = await Promise.all(inWorker);
+  } catch {
+    // A worker that cannot start (a sandbox without threads, say) must not fail a
+    // validation: parse its share here instead.
+    results = shares.slice(1).map((share) =>
+      share.map((i) => {
+        const list: LocatedDiagnostic[] = [];
+        const p = parseFile(paths[i]!, list);
+        return { file: p.file, usable: p.usable, value: p.value, diagnostics: list };
+      }),
+    );
+  }
   results.forEach((list, w) =>
     list.forEach((r, k) => {
       const p: Parsed = { file: r.file, usable: r.usable };
