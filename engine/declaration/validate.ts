@@ -65,7 +65,8 @@ export function validateAttributeInput(
   const { name: _ignored, ...fields } = raw;
   checkAttributes({ [name]: fields }, [], wrapped, undefined);
   for (const d of wrapped.out) diagnostics.push({ ...d, path: d.path.slice(1) });
-  if (typeof raw['name'] === 'string' && raw['name'] !== name && !options.partial) {
+  // A body may carry a (new) name of its own: it must pass the same rule.
+  if (typeof raw['name'] === 'string' && raw['name'] !== name) {
     diagnostics.push(...validateAttributeInputName(raw['name']));
   }
   if (hasErrors(diagnostics)) return { diagnostics };
