@@ -449,6 +449,11 @@ export class FilesEngine {
     this.deleteDocumentRows(rows.map((r) => r.id));
   }
 
+  /** A document attribute renamed (sync `renamedFrom` or the schema route): its slots follow. */
+  renameSchemaSlot(object: string, from: string, to: string): void {
+    this.db.prepare('UPDATE _ss_documents SET attribute = ? WHERE object = ? AND attribute = ?').run(to, object, from);
+  }
+
   /**
    * Delete bytes whose digest no file row uses. Call after the outermost transaction has
    * ended (committed or rolled back): deciding inside it could delete bytes a rollback
@@ -558,5 +563,6 @@ export type FilesApi = Pick<
   | 'applyDocumentValue'
   | 'deleteRecordDocuments'
   | 'deleteSchemaDocuments'
+  | 'renameSchemaSlot'
   | 'flushReleases'
 >;

@@ -337,6 +337,10 @@ export class SqliteStore implements Store {
     this.checkRelationTarget(next, o.name);
     if (options.refuse) this.refuseViolations(o.name, current, next);
     if (next.name !== current.name) renameColumn(this.db, o.name, current.name, next.name);
+    // Document rows name their slot by attribute (engine/store/files.ts): they follow a
+    // rename, and go with the values when the attribute stops being a document (issue 5: no orphans).
+    if (current.type === 'document' && next.type !== 'document') this.files?.deleteSchemaDocuments(o.name, current.name);
+    else if (current.type === 'document' && next.name !== current.name) this.files?.renameSchemaSlot(o.name, current.name, next.name);
     const renamedCurrent = { ...current, name: next.name };
     const needsRebuild = current.type !== next.type || isMultiValued(current) !== isMultiValued(next) || (current.type === 'relation' && current.multiple !== next.multiple);
     if (needsRebuild) rebuildColumn(this.db, o.name, a.id, renamedCurrent, next);
@@ -399,10 +403,14 @@ export class SqliteStore implements Store {
    * Store-side value rules (relation targets exist, unique against stored rows and within
    * the batch). Errors are collected, not thrown, so every bad attribute is reported.
    */
-  private checkStoredRules(o: StoredObject, rows: { id: string; parsed: ParsedRow; path: (string | number)[] }[]): FieldError[] {
+  private checkStoredRules(
+    o: StoredObject,
+    rows: { id: string; parsed: ParsedRow; path: (string | number)[] }[],
+    attrs: readonly AttributeSpec[] = userAttributes(o),
+  ): FieldError[] {
     const errors: FieldError[] = [];
     const batchIds = new Set(rows.map((r) => r.id));
-    for (const spec of userAttributes(o)) {
+    for (const spec of attrs) {
       if (spec.type === 'relation' && spec.target !== undefined) {
         const exists = this.stmt(`SELECT 1 FROM ${tableIdent(spec.target)} WHERE id = ?`);
         for (const r of rows) {
@@ -440,7 +448,7 @@ export class SqliteStore implements Store {
 
   /** The files engineer's hook (issue 5): document ids must be this slot's documents. */
   private checkDocumentValues(o: StoredObject, id: string, parsed: ParsedRow, path: (string | number)[]): FieldError[] {
-    if (!this.files) return [];
+    if (!this.files || !o.attributes.some((a) => a.type === 'document')) return [];
     const errors: FieldError[] = [];
     for (const spec of userAttributes(o)) {
       if (spec.type !== 'document' || !parsed.values.has(spec.name)) continue;
@@ -463,16 +471,46 @@ export class SqliteStore implements Store {
     });
     const errors = rows.flatMap((r) => r.parsed.errors);
     if (errors.length > 0) throw validationFailed(errors);
-    return this.tx(() => {
-      const stored = this.checkStoredRules(o, rows);
-      if (stored.length > 0) throw validationFailed(stored);
-      const { stmt, names } = this.insertStatement(o);
-      const t = now();
-      for (const r of rows) stmt.run(r.id, 1, t, t, actor.keyId, ...names.map((n) => r.parsed.columns.get(n) ?? null));
-      const docErrors = rows.flatMap((r) => this.checkDocumentValues(o, r.id, r.parsed, r.path));
-      if (docErrors.length > 0) throw validationFailed(docErrors);
-      return rows.map((r) => ({ id: r.id, object: o.name, version: 1, createdAt: t, updatedAt: t, values: Object.fromEntries(names.map((n) => [n, r.parsed.values.get(n) ?? null])) }));
-    });
+    const attrs = userAttributes(o);
+    // Unique values are left to the unique indexes on the fast path; a violation rolls the
+    // batch back and the checks below run on the untouched table to name every offender.
+    const cheap = attrs.some((a) => a.unique) ? attrs.filter((a) => !a.unique) : attrs;
+    let uniqueHit = false;
+    try {
+      return this.tx(() => {
+        const stored = this.checkStoredRules(o, rows, cheap);
+        if (stored.length > 0) throw validationFailed(stored);
+        const { stmt, names } = this.insertStatement(o);
+        const t = now();
+        const by = actor.keyId;
+        const params: SqlValue[] = new Array<SqlValue>(5 + names.length);
+        for (const r of rows) {
+          params[0] = r.id;
+          params[1] = 1;
+          params[2] = t;
+          params[3] = t;
+          params[4] = by;
+          for (let i = 0; i < names.length; i++) params[5 + i] = r.parsed.columns.get(names[i]!) ?? null;
+          try {
+            stmt.run(params);
+          } catch (err) {
+            if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') uniqueHit = true;
+            throw err;
+          }
+        }
+        const docErrors = rows.flatMap((r) => this.checkDocumentValues(o, r.id, r.parsed, r.path));
+        if (docErrors.length > 0) throw validationFailed(docErrors);
+        return rows.map((r) => {
+          const values: Record<string, unknown> = {};
+          for (const n of names) values[n] = r.parsed.values.get(n) ?? null;
+          return { id: r.id, object: o.name, version: 1, createdAt: t, updatedAt: t, values };
+        });
+      });
+    } catch (err) {
+      if (!uniqueHit) throw err;
+      const named = this.checkStoredRules(o, rows, attrs.filter((a) => a.unique));
+      throw named.length > 0 ? validationFailed(named) : err;
+    }
   }
 
   createRecord(object: string, values: Record<string, unknown>, actor: Actor): RecordOut {

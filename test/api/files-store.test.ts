@@ -136,3 +136,22 @@ describe('files across a restart', () => {
     }
   });
 });
+
+describe('document slots follow schema changes', () => {
+  it('renaming a document attribute keeps its documents attached', async () => {
+    expect((await srv.call('POST', '/schema/objects', { body: { name: 'memo', attributes: [{ name: 'scan', type: 'document' }] } })).status).toBe(201);
+    const memo = (await srv.call('POST', '/records/memo', { body: {} })).body.data;
+    const doc = (await upload(`/upload/memo/${memo.id}/scan`, 'scan', 'image/png')).body.data;
+    const renamed = await srv.call('PUT', '/schema/objects/memo/attributes/scan', { body: { name: 'scanned' } });
+    expect(renamed.status).toBe(200);
+    expect((await srv.call('GET', `/documents/${doc.id}`)).body.data.attribute).toBe('scanned');
+    const rec = (await srv.call('GET', `/records/memo/${memo.id}`)).body.data;
+    expect(rec.values.scanned).toBe(doc.id);
+    // The record can be written with its own document again.
+    expect((await srv.call('PUT', `/records/memo/${memo.id}`, { body: { scanned: doc.id }, headers: { 'if-match': '*' } })).status).toBe(200);
+    // Dropping the attribute takes the documents, files and bytes with it.
+    expect((await srv.call('DELETE', '/schema/objects/memo/attributes/scanned')).status).toBe(200);
+    expectError(await srv.call('GET', `/documents/${doc.id}`), { status: 404, code: 'DOCUMENT_NOT_FOUND_FOR_OPERATION' });
+    expect(blobCount()).toBe(0);
+  });
+});
