@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -253,8 +255,9 @@ describe('a crash mid-push', () => {
     // second schema-changing statement, i.e. inside the push's transaction.
     const script = join(dataDir, 'crash.mjs');
     const storeUrl = new URL('../../dist/engine/store/index.js', import.meta.url).href;
+    const sqliteUrl = pathToFileURL(createRequire(import.meta.url).resolve('better-sqlite3')).href;
     writeFileSync(script, `
-      import Database from 'better-sqlite3';
+      const { default: Database } = await import(${JSON.stringify(sqliteUrl)});
       const { openStore } = await import(${JSON.stringify(storeUrl)});
       let ddl = 0;
       const hook = (sql) => { if (/^\\s*(ALTER|CREATE|DROP|INSERT INTO)/i.test(sql) && ++ddl === 2) process.kill(process.pid, 'SIGKILL'); };
