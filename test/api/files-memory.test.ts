@@ -7,9 +7,9 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * Issue 5: a 100 MB upload with the server's memory staying flat. The server runs in its
- * own process (test/fixtures/files-server.mjs over the built dist/), and its RSS is sampled
- * from /proc while the upload streams. Needs `npm run build`.
+ * Issue 5: a 100 MB upload with the server's memory staying flat. The server is the real
+ * `schemasync serve` in its own process (built dist/), and its RSS is sampled from /proc
+ * while the upload streams. Needs `npm run build`.
  */
 const MB = 1024 * 1024;
 const SIZE = 100 * MB;
@@ -37,17 +37,20 @@ async function* payload(hash: ReturnType<typeof createHash>, boundary: string): 
 }
 
 beforeAll(async () => {
-  const fixture = join(import.meta.dirname, '..', 'fixtures', 'files-server.mjs');
+  const bin = join(import.meta.dirname, '..', '..', 'bin', 'schemasync');
   if (!existsSync(join(import.meta.dirname, '..', '..', 'dist', 'engine', 'store', 'files.js'))) throw new Error('run npm run build first');
   dir = mkdtempSync(join(tmpdir(), 'ss-files-mem-'));
-  child = spawn(process.execPath, [fixture, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (c) => reject(new Error(`fixture server exited ${c}`)));
+  // The real `schemasync serve` in its own process: SQLite store, blob folder, routes.
+  child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--data', dir, '--no-rate-limit', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (l) => {
+      if (l.includes('listening on')) resolve();
+    });
+    child.once('exit', (c) => reject(new Error(`schemasync serve exited ${c}`)));
   });
-  const info = JSON.parse(line) as { port: number; key: string };
-  base = `http://127.0.0.1:${info.port}/v1`;
-  key = info.key;
+  const creds = JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')) as { baseUrl: string; apiKey: string };
+  base = creds.baseUrl;
+  key = creds.apiKey;
 });
 afterAll(() => {
   child?.kill('SIGTERM');

@@ -1,15 +1,13 @@
 // Upload throughput (issue 5): a 100 MB multipart upload through the real server
-// (test/fixtures/files-server.mjs: Fastify + @fastify/multipart + blob store + SQLite row,
-// in its own process) against a raw Node stream-to-disk copy of the same bytes over HTTP
+// (`schemasync serve` in its own process: Fastify + @fastify/multipart + blob store +
+// SQLite row) against a raw Node stream-to-disk copy of the same bytes over HTTP
 // in the same run (a bare node:http server piping the request into a file). Target ≥ 0.7.
 // Prints the server's peak RSS during the upload. Run: npm run bench -- upload
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 
 const MB = 1024 * 1024;
@@ -59,8 +57,17 @@ function start(args) {
 }
 
 const raw = await start(['-e', rawScript, dir]);
-const real = await start([join(here, '..', 'fixtures', 'files-server.mjs'), dir]);
-const auth = { authorization: `Bearer ${real.key}` };
+const serveDir = join(dir, 'serve');
+const realChild = spawn(process.execPath, [join(here, '..', '..', 'bin', 'schemasync'), 'serve', '--port', '0', '--data', serveDir, '--no-rate-limit', '--quiet'], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+await new Promise((resolve, reject) => {
+  createInterface({ input: realChild.stdout }).on('line', (l) => l.includes('listening on') && resolve());
+  realChild.once('exit', (c) => reject(new Error(`schemasync serve exited ${c}`)));
+});
+const creds = JSON.parse(readFileSync(join(serveDir, 'credentials.json'), 'utf8'));
+const real = { child: realChild, port: new URL(creds.baseUrl).port };
+const auth = { authorization: `Bearer ${creds.apiKey}` };
 
 try {
   // Warm both.
