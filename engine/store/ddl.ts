@@ -18,8 +18,6 @@ export function createRecordTable(db: Db, object: string, attributes: readonly A
     `CREATE TABLE ${tableIdent(object)} (id TEXT PRIMARY KEY, version INTEGER NOT NULL, created_at TEXT NOT NULL, ` +
       `updated_at TEXT NOT NULL, created_by TEXT${cols.map((c) => `, ${c}`).join('')}) STRICT`,
   );
-  // Sorting by creation time is the common default order of lists.
-  db.exec(`CREATE INDEX "ix_created_${object}" ON ${tableIdent(object)} (created_at, id)`);
 }
 
 export function dropRecordTable(db: Db, object: string): void {
@@ -28,8 +26,6 @@ export function dropRecordTable(db: Db, object: string): void {
 
 export function renameRecordTable(db: Db, from: string, to: string): void {
   db.exec(`ALTER TABLE ${tableIdent(from)} RENAME TO ${tableIdent(to)}`);
-  db.exec(`DROP INDEX IF EXISTS "ix_created_${from}"`);
-  db.exec(`CREATE INDEX IF NOT EXISTS "ix_created_${to}" ON ${tableIdent(to)} (created_at, id)`);
 }
 
 export function addColumn(db: Db, object: string, spec: AttributeSpec): void {

@@ -67,13 +67,13 @@ export function violations(db: Db, object: string, current: AttributeSpec, next:
   const table = tableIdent(object);
   const col = sqlIdent(current.name);
   if (next.required) {
-    const rows = db.prepare(`SELECT id FROM ${table} WHERE ${col} IS NULL ORDER BY created_at, id`).all() as { id: string }[];
+    const rows = db.prepare(`SELECT id FROM ${table} WHERE ${col} IS NULL ORDER BY rowid`).all() as { id: string }[];
     for (const r of rows) note('required', r.id);
   }
   const seen = new Map<string, string>();
   const dupes = new Set<string>();
   const def = typeDef(next.type);
-  const stmt = db.prepare(`SELECT id, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL ORDER BY created_at, id`);
+  const stmt = db.prepare(`SELECT id, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL ORDER BY rowid`);
   for (const r of stmt.iterate() as IterableIterator<{ id: string; v: SqlValue }>) {
     const converted = convertApiValue(r.v, current, next);
     const rule = brokenRule(converted, next);

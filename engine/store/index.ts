@@ -243,7 +243,6 @@ export class SqliteStore implements Store {
     this.db.prepare('DELETE FROM _ss_attributes WHERE object_id = ?').run(o.id);
     this.db.prepare('DELETE FROM _ss_objects WHERE id = ?').run(o.id);
     dropRecordTable(this.db, o.name);
-    this.db.exec(`DROP INDEX IF EXISTS "ix_created_${o.name}"`);
     this.schemaChanged();
   }
 

@@ -17,8 +17,21 @@ export interface ParsedRow {
   errors: FieldError[];
 }
 
+/** Per cached object (the cache is rebuilt after any schema write, so this never goes stale). */
+const shapes = new WeakMap<StoredObject, Map<string, AttributeSpec>>();
+const SYSTEM = new Set(SYSTEM_ATTRIBUTES);
+
+function shapeOf(o: StoredObject): Map<string, AttributeSpec> {
+  let m = shapes.get(o);
+  if (!m) {
+    m = new Map(o.attributes.filter((a) => !a.system).map((a) => [a.name, a]));
+    shapes.set(o, m);
+  }
+  return m;
+}
+
 export function userAttributes(o: StoredObject): AttributeSpec[] {
-  return o.attributes.filter((a) => !a.system);
+  return [...shapeOf(o).values()];
 }
 
 /**
@@ -37,11 +50,11 @@ export function parseRecordBody(
     });
   }
   const input = body as Record<string, unknown>;
-  const attrs = new Map(userAttributes(o).map((a) => [a.name, a]));
+  const attrs = shapeOf(o);
   const errors: FieldError[] = [];
   const keys = Object.keys(input);
   for (const k of keys) {
-    if (SYSTEM_ATTRIBUTES.includes(k)) {
+    if (SYSTEM.has(k)) {
       errors.push({ path: [...path, k], message: `${k} is a system attribute and cannot be written` });
     } else if (!attrs.has(k)) {
       throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `Object "${o.name}" has no attribute "${k}"`, {

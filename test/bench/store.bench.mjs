@@ -1,0 +1,99 @@
+// Store performance (issue 3 "Performance"), measured against its baseline in the same run:
+// 1. bulk-create of 10,000 records in one call vs a raw better-sqlite3 insert loop of the
+//    same rows in one transaction (target: store ≥ 0.5 of raw throughput);
+// 2. search of 100,000 records with a filter on an indexed (unique) attribute (p50 < 10 ms);
+// 3. RSS after loading 100,000 records.
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { openStore } from '../../dist/engine/store/index.js';
+
+const actor = { keyId: 'bench', role: 'owner', scopes: null };
+const dir = mkdtempSync(join(tmpdir(), 'ss-bench-store-'));
+const STAGES = ['lead', 'qualified', 'won', 'lost'];
+const row = (i) => ({ code: `C-${i}`, title: `Deal number ${i}`, amount: (i * 37) % 10000, stage: STAGES[i % 4], closed: i % 3 === 0 });
+
+const attributes = [
+  { name: 'code', type: 'text', unique: true },
+  { name: 'title', type: 'text', maxLength: 200 },
+  { name: 'amount', type: 'number', min: 0 },
+  { name: 'stage', type: 'select', options: STAGES },
+  { name: 'closed', type: 'boolean' },
+];
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+try {
+  // --- 1. bulk create vs raw loop (best of 5 each, fresh table each time)
+  const N = 10_000;
+  const rows = Array.from({ length: N }, (_, i) => row(i));
+  const rawTimes = [];
+  const storeTimes = [];
+  for (let round = 0; round < 5; round++) {
+    const raw = new Database(join(dir, `raw-${round}.db`));
+    raw.pragma('journal_mode = WAL');
+    raw.pragma('synchronous = NORMAL');
+    raw.exec(
+      'CREATE TABLE r (id TEXT PRIMARY KEY, version INTEGER, created_at TEXT, updated_at TEXT, created_by TEXT, code TEXT, title TEXT, amount REAL, stage TEXT, closed INTEGER) STRICT; CREATE UNIQUE INDEX r_code ON r(code)',
+    );
+    const ins = raw.prepare('INSERT INTO r VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    let t = performance.now();
+    raw.transaction(() => {
+      const now = new Date().toISOString();
+      for (const r of rows) ins.run(randomUUID(), 1, now, now, 'bench', r.code, r.title, r.amount, r.stage, r.closed ? 1 : 0);
+    })();
+    rawTimes.push(performance.now() - t);
+    raw.close();
+
+    const store = openStore({ path: join(dir, `store-${round}.db`), filesDir: false });
+    store.createObject({ name: 'deal', attributes }, { kind: 'runtime' });
+    t = performance.now();
+    store.bulkCreate('deal', rows.slice(0, 1000), actor);
+    for (let b = 1; b < N / 1000; b++) store.bulkCreate('deal', rows.slice(b * 1000, (b + 1) * 1000), actor);
+    storeTimes.push(performance.now() - t);
+    store.close();
+  }
+  const rawMs = Math.min(...rawTimes);
+  const storeMs = Math.min(...storeTimes);
+  console.log(`bulk-create ${N} (10 calls of the 1,000-item maximum): store ${storeMs.toFixed(1)} ms, raw better-sqlite3 loop ${rawMs.toFixed(1)} ms`);
+  console.log(`  ratio store/raw throughput: ${(rawMs / storeMs).toFixed(2)} (target ≥ 0.5)`);
+
+  // --- 2. 100k records, search on an indexed attribute
+  const big = openStore({ path: join(dir, 'big.db'), filesDir: false });
+  big.createObject({ name: 'deal', attributes }, { kind: 'runtime' });
+  const M = 100_000;
+  let t = performance.now();
+  for (let b = 0; b < M / 1000; b++) big.bulkCreate('deal', Array.from({ length: 1000 }, (_, i) => row(b * 1000 + i)), actor);
+  console.log(`loaded ${M} records in ${((performance.now() - t) / 1000).toFixed(2)} s`);
+  global.gc?.();
+  console.log(`RSS after loading ${M} records: ${(process.memoryUsage().rss / 1024 / 1024).toFixed(0)} MB`);
+
+  const times = [];
+  for (let i = 0; i < 500; i++) {
+    const code = `C-${(i * 7919) % M}`;
+    t = performance.now();
+    const page = big.search('deal', { filter: { code } });
+    times.push(performance.now() - t);
+    if (page.records.length !== 1) throw new Error(`expected one hit for ${code}`);
+  }
+  const rangeTimes = [];
+  for (let i = 0; i < 200; i++) {
+    t = performance.now();
+    big.search('deal', { filter: { code: { in: [`C-${i}`, `C-${i + 1}`, `C-${i + 2}`] } }, sort: [{ attribute: 'code' }], limit: 50 });
+    rangeTimes.push(performance.now() - t);
+  }
+  console.log(`search ${M} records, equality on the indexed attribute: p50 ${median(times).toFixed(3)} ms (target < 10 ms)`);
+  console.log(`search ${M} records, in-list on the indexed attribute, sorted: p50 ${median(rangeTimes).toFixed(3)} ms`);
+  t = performance.now();
+  const v = big.facts().violations('deal', 'title', { name: 'title', type: 'text', maxLength: 5 });
+  console.log(`data probe over ${M} records (maxLength check): ${(performance.now() - t).toFixed(0)} ms, ${v[0]?.count ?? 0} violations`);
+  big.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
