@@ -100,3 +100,28 @@ describe('schemasync dev', () => {
     expect(dev.out()).toContain('SIGINT: stopping');
   });
 });
+
+describe('schemasync dev --allow-destructive <targets>', () => {
+  it('applies exactly the listed losses and still holds back the others', async () => {
+    const dir = tempProject({ 'deal.yaml': deal({ title: 'text', amount: 'number', note: 'text' }) });
+    const dev = start(['dev', '--port', '0', '--no-rate-limit', '--allow-destructive', 'deal.amount'], dir);
+    try {
+      const baseUrl = (await dev.waitFor(/server on (http:\/\/\S+\/v1)/, 'the server banner'))[1]!;
+      await dev.waitFor(/✓ synced crm v1/, 'the first sync');
+      const key = credentials(join(dir, '.schemasync')).apiKey;
+      expect((await api(baseUrl, key, 'POST', '/records/deal', { title: 'A', amount: 5, note: 'n' })).status).toBe(201);
+
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), deal({ title: 'text', note: 'text' }));
+      await poll(async () => ((await attributesOf(baseUrl, key, 'deal'))?.includes('amount') === false ? true : undefined), () => dev.out());
+      await dev.waitFor(/✓ synced crm v2: -1 attribute/, 'the applied drop');
+
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), deal({ title: 'text' }));
+      await dev.waitFor('--allow-destructive deal.note', 'the held-back note');
+      expect(await attributesOf(baseUrl, key, 'deal')).toEqual(['title', 'note']);
+    } finally {
+      dev.child.kill('SIGINT');
+      expect(await dev.exited).toBe(0);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
