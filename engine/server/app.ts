@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ServiceError } from '../errors.js';
 import type { Store } from '../store/types.js';
-import { authenticate } from './auth.js';
+import { AuthCache, authenticate } from './auth.js';
 import './context.js';
 import { sendError } from './envelope.js';
 import { requirePermission } from './permissions.js';
@@ -75,6 +75,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   app.decorateRequest('actor', null);
+  const authCache = new AuthCache();
   const limiter =
     options.rateLimit === false
       ? null
@@ -96,7 +97,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     if (route === undefined) return; // unknown route: the 404 handler answers
     const config = request.routeOptions.config;
     if (config.public) return;
-    const actor = authenticate(request, store);
+    const actor = authenticate(request, store, authCache);
     request.actor = actor;
     if (config.action) requirePermission(actor, config.action);
   });
@@ -144,7 +145,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
 
   await app.register(
     async (v1) => {
-      const deps = { store };
+      const deps = { store, authCache };
       await v1.register(healthRoutes);
       await v1.register(schemaRoutes, deps);
       await v1.register(sourceRoutes, deps);

@@ -23,14 +23,50 @@ export function presentedKey(request: FastifyRequest): string | undefined {
 /** Keys are short opaque tokens; anything else is refused before touching the store. */
 const KEY_SHAPE = /^[A-Za-z0-9_\-.]{8,200}$/;
 
-export function authenticate(request: FastifyRequest, store: Store): Actor {
+/**
+ * Successful authentications, remembered briefly: looking a key up costs a query and a
+ * hash per request, the largest fixed cost of a small write (test/bench/server.bench.mjs).
+ * Revoking through DELETE /keys/:id clears it at once (routes/admin.ts); anything that
+ * revokes behind the server's back is honoured within TTL_MS. Only keys that passed are
+ * kept, and the map is bounded, so random keys cannot grow it.
+ */
+export class AuthCache {
+  static readonly TTL_MS = 5_000;
+  static readonly MAX = 1_000;
+  private readonly entries = new Map<string, { actor: Actor; at: number }>();
+  constructor(private readonly now: () => number = Date.now) {}
+
+  get(secret: string): Actor | undefined {
+    const e = this.entries.get(secret);
+    if (!e) return undefined;
+    if (this.now() - e.at > AuthCache.TTL_MS) {
+      this.entries.delete(secret);
+      return undefined;
+    }
+    return e.actor;
+  }
+
+  set(secret: string, actor: Actor): void {
+    if (this.entries.size >= AuthCache.MAX) this.entries.clear();
+    this.entries.set(secret, { actor, at: this.now() });
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+export function authenticate(request: FastifyRequest, store: Store, cache?: AuthCache): Actor {
   const key = presentedKey(request);
   if (key === undefined) {
     throw new ServiceError('SCHEMA_ACTOR_CONTEXT_REQUIRED', 'An API key is required: send Authorization: Bearer <key>', {
       fix: 'Pass --api-key, set SCHEMASYNC_API_KEY, or use the key in <data>/credentials.json.',
     });
   }
+  const cached = cache?.get(key);
+  if (cached) return cached;
   const actor = KEY_SHAPE.test(key) ? store.authenticate(key) : null;
+  if (actor) cache?.set(key, actor);
   if (!actor) throw new ServiceError('AUTH_INVALID_API_KEY', 'The API key is invalid or has been revoked');
   return actor;
 }

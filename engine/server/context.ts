@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.js';
 import type { Actor, Store } from '../store/types.js';
+import type { AuthCache } from './auth.js';
 import type { Action } from './permissions.js';
 
 /** Per-route settings read by the app's hooks (auth, permission, rate limit). */
@@ -18,6 +19,8 @@ declare module 'fastify' {
 
 export interface RouteDeps {
   store: Store;
+  /** Remembered authentications; the keys route clears it on revoke. */
+  authCache?: AuthCache;
 }
 
 /** The authenticated actor; the auth hook guarantees one on non-public routes. */

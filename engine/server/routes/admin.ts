@@ -7,7 +7,7 @@ import { requireMayManageRole } from '../permissions.js';
 import * as s from '../schemas/admin.js';
 
 /** Keys and views (contract.md §3 "Roles, keys, views"). */
-export async function adminRoutes(app: FastifyInstance, { store }: RouteDeps): Promise<void> {
+export async function adminRoutes(app: FastifyInstance, { store, authCache }: RouteDeps): Promise<void> {
   app.post<{ Body: { name: string; role: string; scopes?: Scope[] | null } }>(
     '/keys',
     { schema: s.createKeySchema, config: { action: 'keys:manage' } },
@@ -32,6 +32,8 @@ export async function adminRoutes(app: FastifyInstance, { store }: RouteDeps): P
       // An admin may not revoke owner keys; an unknown id is left to the store's answer.
       if (target) requireMayManageRole(actorOf(request), target.role);
       store.revokeKey(request.params.id);
+      // A revoked key must stop working on the next request (contract.md §3).
+      authCache?.clear();
       return ok({ id: request.params.id });
     },
   );
