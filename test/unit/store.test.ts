@@ -211,3 +211,33 @@ describe('store: records', () => {
     expect(after.version).toBe(2);
   });
 });
+
+describe('store: document values (files hook)', () => {
+  it('attaches uploaded documents, refuses foreign ids, and detaches on update and delete', async () => {
+    const { Readable } = await import('node:stream');
+    store.createObject({ name: 'contract', attributes: [{ name: 'title', type: 'text' }, { name: 'scans', type: 'document', multiple: true }] }, RUNTIME);
+    const a = store.createRecord('contract', { title: 'a' }, actor);
+    const b = store.createRecord('contract', { title: 'b' }, actor);
+    const files = store.files!;
+    const doc = await files.uploadDocument(
+      { object: 'contract', recordId: a.id, attribute: 'scans' },
+      { name: 'x.pdf', mimeType: 'application/pdf', stream: Readable.from([Buffer.from('%PDF')]) },
+      actor,
+    );
+    expect(store.getRecord('contract', a.id).values['scans']).toEqual([doc.id]);
+    // An id that names no document is reported on the attribute, and nothing changes.
+    const err = errorOf(() => store.updateRecord('contract', b.id, { title: 'bb', scans: ['00000000-0000-4000-8000-000000000000'] }, '*', actor));
+    expect(err.code).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(err.details.errors?.[0]?.path).toEqual(['scans']);
+    expect(store.getRecord('contract', b.id).values['title']).toBe('b');
+    store.updateRecord('contract', a.id, { scans: [] }, '*', actor);
+    expect(codeOf(() => files.getDocument(doc.id))).toBe('DOCUMENT_NOT_FOUND_FOR_OPERATION');
+    const again = await files.uploadDocument(
+      { object: 'contract', recordId: a.id, attribute: 'scans' },
+      { name: 'y.pdf', mimeType: 'application/pdf', stream: Readable.from([Buffer.from('%PDF2')]) },
+      actor,
+    );
+    store.deleteRecord('contract', a.id);
+    expect(codeOf(() => files.getDocument(again.id))).toBe('DOCUMENT_NOT_FOUND_FOR_OPERATION');
+  });
+});
