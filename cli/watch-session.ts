@@ -31,6 +31,8 @@ export interface WatchRunOptions {
   stopSignal?: Promise<NodeJS.Signals>;
   /** Called after the first run has finished (dev prints its banner tail here). */
   onFirstRun?: () => void;
+  /** Leave out the "up to date" lines (dev's --quiet: its request log is always off). */
+  quiet?: boolean;
 }
 
 /** `--allow-destructive` as commander gives it: absent, bare (all), or a comma list. */
@@ -75,7 +77,7 @@ export async function runWatch(ctx: CommandContext<unknown>, options: WatchRunOp
   const stopSignal = options.stopSignal ?? untilSignal();
   const debug = debugEnabled();
   let firstRunDone = false;
-  const render = makeRenderer(ctx, debug);
+  const render = makeRenderer(ctx, debug, options.quiet === true);
   const loop = startWatchLoop({
     configPath: options.configPath,
     debounceMs: options.debounceMs,
@@ -171,7 +173,7 @@ export function formatDiagnostic(cwd: string, d: LoopDiagnostic): string {
   return `${where}${d.severity}${d.code ? ` ${d.code}` : ''} ${withSuggestion(d)}${d.fix ? ` — ${d.fix}` : ''}`;
 }
 
-function makeRenderer(ctx: CommandContext<unknown>, debug: boolean) {
+function makeRenderer(ctx: CommandContext<unknown>, debug: boolean, quiet: boolean) {
   const c = ctx.colors;
   const out = (line: string) => ctx.stdout.write(`${c.dim(stamp())} ${line}\n`);
   const raw = (line: string) => ctx.stdout.write(`         ${line}\n`);
@@ -198,6 +200,7 @@ function makeRenderer(ctx: CommandContext<unknown>, debug: boolean) {
         return;
       }
       case 'unchanged':
+        if (quiet) return;
         out(`${c.dim('·')} ${e.source} v${e.version} is up to date (${e.ms} ms)`);
         return;
       case 'warnings':

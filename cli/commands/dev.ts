@@ -63,6 +63,7 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
       push: sdkPush(server.baseUrl, apiKey),
       syncCommand: syncCommandFor(ctx),
       stopSignal: stop,
+      quiet: ctx.options.quiet === true,
     });
   } finally {
     await server.close();
