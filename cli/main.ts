@@ -147,8 +147,16 @@ program
   .argument('[rest...]', 'id, JSON values or file, depending on the action')
   .action(action(notYet('records')));
 
+program
+  .command('keys')
+  .description('API keys: create <name> --role <role> [--scopes a,b] | list | revoke <id>')
+  .argument('<action>', 'create, list or revoke')
+  .argument('[rest...]', 'the key name (create) or id (revoke)')
+  .option('--role <role>', 'role of a new key: owner, admin, member, viewer or a custom role', 'member')
+  .option('--scopes <list>', 'comma-separated scopes limiting a new key (records:read,records:write,…)')
+  .action(action(() => import('./commands/keys.js')));
+
 for (const [name, what] of [
-  ['keys', 'API keys: create|list|revoke'],
   ['roles', 'roles: create|list|update|delete'],
   ['views', 'views: list|get|put|delete'],
 ] as const) {

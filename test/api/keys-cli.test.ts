@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './helpers.js';
+
+// `schemasync keys` as a user runs it (the built bin, through the SDK) against a real server.
+const bin = join(import.meta.dirname, '..', '..', 'bin', 'schemasync');
+const cwd = mkdtempSync(join(tmpdir(), 'schemasync-keys-cli-'));
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s.close();
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+function cli(args: string[], key = s.ownerKey): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, '--base-url', s.base, '--api-key', key, '--no-color', ...args], {
+      cwd,
+      env: { ...process.env, SCHEMASYNC_API_KEY: '', SCHEMASYNC_BASE_URL: '' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('schemasync keys', () => {
+  it('creates a key, shows its secret once, lists without secrets, revokes it', async () => {
+    const created = await cli(['keys', 'create', 'ci', '--role', 'viewer', '--scopes', 'records:read,schema:read', '--json']);
+    expect(created.code).toBe(0);
+    const key = JSON.parse(created.stdout) as { id: string; secret: string; role: string; scopes: string[] };
+    expect(key).toMatchObject({ role: 'viewer', scopes: ['records:read', 'schema:read'] });
+    // The new key works against the server.
+    expect((await s.call('GET', '/schema/objects', { key: key.secret })).status).toBe(200);
+
+    const list = await cli(['keys', 'list']);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/ID\s+NAME\s+ROLE/);
+    expect(list.stdout).toContain(key.id);
+    expect(list.stdout).not.toContain(key.secret);
+
+    const revoked = await cli(['keys', 'revoke', key.id]);
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toContain(`revoked key ${key.id}`);
+    expect((await s.call('GET', '/schema/objects', { key: key.secret })).status).toBe(401);
+  });
+
+  it('a refusal is one error line with status and code, exit 1', async () => {
+    const owner = s.store.listKeys().find((k) => k.role === 'owner' && !k.revokedAt)!;
+    const r = await cli(['keys', 'revoke', owner.id]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^Error: 400 SCHEMA_VALIDATION_FAILED: /);
+    const viewer = s.keyFor('viewer');
+    const denied = await cli(['keys', 'list'], viewer);
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toContain('Error: 403 SCHEMA_FORBIDDEN: You do not have permission to perform this action.');
+  });
+});
