@@ -1,3 +1,6 @@
+import Database from 'better-sqlite3';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, startTestServer, type TestServer } from './helpers.js';
 
@@ -106,5 +109,31 @@ describe('keys, views and sources', () => {
     expect((await s.call('GET', '/views')).body).toMatchObject({ success: true, data: [], page: { nextCursor: null } });
     expectError(await s.call('GET', '/views/open_deals'), { status: 404, code: 'SCHEMA_OBJECT_NOT_FOUND' });
     expectError(await s.call('GET', '/schema/sources/crm'), { status: 404, code: 'SCHEMA_SOURCE_NOT_FOUND' });
+  });
+});
+
+describe('protected objects', () => {
+  it('a system-protected object refuses deletion and attribute changes with 403 SCHEMA_PROTECTED_OBJECT', async () => {
+    // No route makes an object protected (core and bundle objects are seeded by the
+    // platform), so the flag is set in the database file between two starts.
+    const first = await startTestServer({ keepData: true });
+    expect((await first.call('POST', '/schema/objects', { body: { name: 'core_user', attributes: [{ name: 'email', type: 'email' }] } })).status).toBe(201);
+    await first.app.close();
+    first.store.close();
+    const db = new Database(join(first.dataDir, 'schemasync.db'));
+    db.prepare('UPDATE _ss_objects SET protected = 1 WHERE name = ?').run('core_user');
+    db.close();
+    const again = await startTestServer({ dataDir: first.dataDir });
+    try {
+      expect((await again.call('GET', '/schema/objects/core_user')).body.data.protected).toBe(true);
+      expectError(await again.call('DELETE', '/schema/objects/core_user'), { status: 403, code: 'SCHEMA_PROTECTED_OBJECT' });
+      expectError(await again.call('POST', '/schema/objects/core_user/attributes', { body: { name: 'nick', type: 'text' } }), {
+        status: 403,
+        code: 'SCHEMA_PROTECTED_OBJECT',
+      });
+    } finally {
+      await again.close();
+      rmSync(first.dataDir, { recursive: true, force: true });
+    }
   });
 });
