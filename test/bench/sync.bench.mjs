@@ -77,8 +77,7 @@ try {
   console.log(`no-op re-plan end to end (load + dry run) vs load: ${((load + d) / load).toFixed(2)}×`);
 
   const changed = structuredClone(declaration);
-  changed.objects.obj_500 ??= changed.objects[Object.keys(changed.objects)[0]];
-  const target = Object.keys(changed.objects).includes('obj_500') ? 'obj_500' : Object.keys(changed.objects)[0];
+  const target = `obj_${Math.floor(OBJECTS / 2)}`;
   changed.objects[target].attributes.extra = { type: 'text' };
   const [one, res] = time(() => store.pushSource('bench', changed, {}));
   if (res.plan.steps.length !== 1) throw new Error(`expected one step, got ${res.plan.steps.length}`);
