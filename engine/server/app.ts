@@ -47,7 +47,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     requestIdHeader: false,
     genReqId: (req: IncomingMessage) => {
       const sent = req.headers['x-request-id'];
-      return typeof sent === 'string' && isUuid(sent) ? sent.toLowerCase() : randomUUID();
+      return typeof sent === 'string' && isUuid(sent) ? sent : randomUUID();
     },
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     // Our JSON parser (json-body.ts) refuses these keys with a reasoned 400; kept strict

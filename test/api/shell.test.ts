@@ -31,6 +31,9 @@ describe('envelope and request ids', () => {
     // Also echoed on errors raised before routing.
     const c = await s.call('GET', '/nope', { key: null, headers: { 'x-request-id': mine } });
     expect(c.headers.get('x-request-id')).toBe(mine);
+    // Echoed exactly as sent.
+    const upper = mine.toUpperCase();
+    expect((await s.call('GET', '/health', { headers: { 'x-request-id': upper } })).headers.get('x-request-id')).toBe(upper);
   });
 
   it('an unknown route is ROUTE_NOT_FOUND in the envelope, with or without a key', async () => {
