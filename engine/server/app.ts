@@ -24,7 +24,7 @@ export interface CreateServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** On by default, mirroring the hosted limits (contract.md §3); false turns it off; an object tunes it (tests). */
   rateLimit?: boolean | RateLimiterOptions;
-  /** Clock for the rate-limit windows (tests). */
+  /** Clock for the rate-limit windows and remembered authentications (tests). */
   now?: () => number;
   /** Largest accepted request body in bytes (413 PAYLOAD_TOO_LARGE beyond). */
   bodyLimit?: number;
@@ -75,7 +75,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   app.decorateRequest('actor', null);
-  const authCache = new AuthCache();
+  const authCache = new AuthCache(options.now);
   const limiter =
     options.rateLimit === false
       ? null

@@ -67,3 +67,20 @@ describe('rate limits', () => {
     }
   });
 });
+
+describe('remembered authentications', () => {
+  it('a key revoked behind the server (not via DELETE /keys) stops working within 5 seconds', async () => {
+    let now = 5_000_000;
+    const t = await startTestServer({ store: fakeStore(), rateLimit: false, now: () => now });
+    try {
+      const key = t.keyFor('member');
+      expect((await t.call('GET', '/schema/objects', { key })).status).toBe(200);
+      const id = t.store.listKeys().find((k) => k.role === 'member')!.id;
+      t.store.revokeKey(id);
+      now += 5_001;
+      expectError(await t.call('GET', '/schema/objects', { key }), { status: 401, code: 'AUTH_INVALID_API_KEY' });
+    } finally {
+      await t.close();
+    }
+  });
+});
