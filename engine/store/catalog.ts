@@ -67,9 +67,18 @@ export function toAttribute(r: AttributeRow): StoredAttribute {
   };
 }
 
-export function loadObjects(db: Db): Map<string, StoredObject> {
-  const objects = db.prepare('SELECT * FROM _ss_objects ORDER BY position, name').all() as ObjectRow[];
-  const attrs = db.prepare('SELECT * FROM _ss_attributes ORDER BY system DESC, position').all() as AttributeRow[];
+/** Every object, or only the one with `objectId` (a schema write refreshes just its object). */
+export function loadObjects(db: Db, objectId?: string): Map<string, StoredObject> {
+  const objects = (
+    objectId === undefined
+      ? db.prepare('SELECT * FROM _ss_objects ORDER BY position, name').all()
+      : db.prepare('SELECT * FROM _ss_objects WHERE id = ?').all(objectId)
+  ) as ObjectRow[];
+  const attrs = (
+    objectId === undefined
+      ? db.prepare('SELECT * FROM _ss_attributes ORDER BY system DESC, position').all()
+      : db.prepare('SELECT * FROM _ss_attributes WHERE object_id = ? ORDER BY system DESC, position').all(objectId)
+  ) as AttributeRow[];
   const byObject = new Map<string, StoredAttribute[]>();
   for (const a of attrs) {
     const list = byObject.get(a.object_id) ?? [];

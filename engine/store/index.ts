@@ -107,17 +107,35 @@ export class SqliteStore implements Store {
     this.statements.clear();
   }
 
+  /**
+   * After a write to one object's schema: re-read only that object (a 1,000-object push
+   * must not re-read the whole catalogue per step), keeping its place in the map.
+   */
+  objectChanged(objectId: string): void {
+    this.statements.clear();
+    if (!this.cache) return;
+    const fresh = loadObjects(this.db, objectId);
+    for (const [name, o] of this.cache) if (o.id === objectId && fresh.has(name)) this.cache.set(name, fresh.get(name)!);
+    for (const [name, o] of this.cache) if (o.id === objectId && !fresh.has(name)) this.cache.delete(name);
+    for (const [name, o] of fresh) if (!this.cache.has(name)) this.cache.set(name, o);
+  }
+
   objects(): Map<string, StoredObject> {
     if (!this.cache) this.cache = loadObjects(this.db);
     return this.cache;
   }
 
-  /** A schema write: one transaction, caches dropped whether it commits or not. */
+  /**
+   * A schema write: one transaction. The steps keep the object cache current as they go;
+   * a rollback drops it (and the statements) so nothing of the undone schema survives.
+   */
   private schemaTx<T>(fn: () => T): T {
     try {
       return this.db.transaction(fn)();
-    } finally {
+    } catch (err) {
       this.schemaChanged();
+      throw err;
+    } finally {
       this.files?.flushReleases();
     }
   }
@@ -179,12 +197,11 @@ export class SqliteStore implements Store {
       .run(id, name, info.label ?? null, info.description ?? null, owner.kind, owner.id ?? null, position, t, t);
     SYSTEM_SPECS.forEach((s, i) => this.insertAttributeRow(id, s, i, { kind: 'core' }, true));
     createRecordTable(this.db, name, specs);
-    this.schemaChanged();
     specs.forEach((s, i) => {
       const attrId = this.insertAttributeRow(id, s, i, owner, false);
       syncIndex(this.db, name, attrId, s);
     });
-    this.schemaChanged();
+    this.objectChanged(id);
   }
 
   private insertAttributeRow(objectId: string, spec: AttributeSpec, position: number, owner: Owner, system: boolean): string {
@@ -243,7 +260,8 @@ export class SqliteStore implements Store {
     this.db.prepare('DELETE FROM _ss_attributes WHERE object_id = ?').run(o.id);
     this.db.prepare('DELETE FROM _ss_objects WHERE id = ?').run(o.id);
     dropRecordTable(this.db, o.name);
-    this.schemaChanged();
+    this.statements.clear();
+    this.cache?.delete(o.name);
   }
 
   countRecords(object: string): number {
@@ -276,7 +294,7 @@ export class SqliteStore implements Store {
     const position = (this.db.prepare('SELECT COALESCE(MAX(position), 0) + 1 AS p FROM _ss_attributes WHERE object_id = ?').get(o.id) as { p: number }).p;
     const attrId = this.insertAttributeRow(o.id, spec, position, owner, false);
     addColumn(this.db, o.name, spec);
-    this.schemaChanged();
+    this.objectChanged(o.id);
     if (spec.default !== undefined && spec.default !== null) {
       const parsed = typeDef(spec.type).parse(spec.default, spec);
       if (parsed.ok) {
@@ -347,7 +365,7 @@ export class SqliteStore implements Store {
     this.db
       .prepare('UPDATE _ss_attributes SET name = ?, spec = ?, owner_kind = ?, owner_id = ?, updated_at = ? WHERE id = ?')
       .run(next.name, specJson(next), owner.kind, owner.id ?? null, now(), a.id);
-    this.schemaChanged();
+    this.objectChanged(o.id);
     syncIndex(this.db, o.name, a.id, next);
   }
 
@@ -364,7 +382,7 @@ export class SqliteStore implements Store {
     if (a.type === 'document') this.files?.deleteSchemaDocuments(object, a.name);
     dropColumn(this.db, object, a.id, a.name);
     this.db.prepare('DELETE FROM _ss_attributes WHERE id = ?').run(a.id);
-    this.schemaChanged();
+    this.objectChanged(this.requireObject(object).id);
   }
 
   // ------------------------------------------------------------------ records
