@@ -2,6 +2,7 @@ import type { AttributeSpec, AttributeType } from '../model/attribute.js';
 import { sqlIdent } from '../model/names.js';
 import type { Owner, OwnerKind, StoredAttribute, StoredObject, StoredView } from '../model/stored.js';
 import type { ViewDecl } from '../model/declaration.js';
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
 
 /**
@@ -68,16 +69,16 @@ export function toAttribute(r: AttributeRow): StoredAttribute {
 }
 
 /** Every object, or only the one with `objectId` (a schema write refreshes just its object). */
-export function loadObjects(db: Db, objectId?: string): Map<string, StoredObject> {
+export function loadObjects(prepare: (sql: string) => Statement, objectId?: string): Map<string, StoredObject> {
   const objects = (
     objectId === undefined
-      ? db.prepare('SELECT * FROM _ss_objects ORDER BY position, name').all()
-      : db.prepare('SELECT * FROM _ss_objects WHERE id = ?').all(objectId)
+      ? prepare('SELECT * FROM _ss_objects ORDER BY position, name').all()
+      : prepare('SELECT * FROM _ss_objects WHERE id = ?').all(objectId)
   ) as ObjectRow[];
   const attrs = (
     objectId === undefined
-      ? db.prepare('SELECT * FROM _ss_attributes ORDER BY system DESC, position').all()
-      : db.prepare('SELECT * FROM _ss_attributes WHERE object_id = ? ORDER BY system DESC, position').all(objectId)
+      ? prepare('SELECT * FROM _ss_attributes ORDER BY system DESC, position').all()
+      : prepare('SELECT * FROM _ss_attributes WHERE object_id = ? ORDER BY system DESC, position').all(objectId)
   ) as AttributeRow[];
   const byObject = new Map<string, StoredAttribute[]>();
   for (const a of attrs) {

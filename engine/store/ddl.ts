@@ -43,9 +43,10 @@ export function renameColumn(db: Db, object: string, from: string, to: string): 
 }
 
 /** The index an attribute should have: unique → UNIQUE, relation → plain, else none. */
-export function syncIndex(db: Db, object: string, attributeId: string, spec: AttributeSpec): void {
+export function syncIndex(db: Db, object: string, attributeId: string, spec: AttributeSpec, fresh = false): void {
   const ix = indexIdent(attributeId);
-  db.exec(`DROP INDEX IF EXISTS ${ix}`);
+  // DDL re-reads the whole schema; a new attribute has no index to drop.
+  if (!fresh) db.exec(`DROP INDEX IF EXISTS ${ix}`);
   if (spec.unique) db.exec(`CREATE UNIQUE INDEX ${ix} ON ${tableIdent(object)} (${sqlIdent(spec.name)})`);
   else if (spec.type === 'relation') db.exec(`CREATE INDEX ${ix} ON ${tableIdent(object)} (${sqlIdent(spec.name)})`);
 }

@@ -101,6 +101,17 @@ export class SqliteStore implements Store {
     return s;
   }
 
+  private metaStatements = new Map<string, Statement>();
+  /** Statements on the `_ss_` tables, whose shape never changes at runtime: prepared once. */
+  meta(sql: string): Statement {
+    let s = this.metaStatements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.metaStatements.set(sql, s);
+    }
+    return s;
+  }
+
   /** Call after any schema write: objects and prepared statements are read again. */
   schemaChanged(): void {
     this.cache = null;
@@ -114,14 +125,14 @@ export class SqliteStore implements Store {
   objectChanged(objectId: string): void {
     this.statements.clear();
     if (!this.cache) return;
-    const fresh = loadObjects(this.db, objectId);
+    const fresh = loadObjects((sql) => this.meta(sql), objectId);
     for (const [name, o] of this.cache) if (o.id === objectId && fresh.has(name)) this.cache.set(name, fresh.get(name)!);
     for (const [name, o] of this.cache) if (o.id === objectId && !fresh.has(name)) this.cache.delete(name);
     for (const [name, o] of fresh) if (!this.cache.has(name)) this.cache.set(name, o);
   }
 
   objects(): Map<string, StoredObject> {
-    if (!this.cache) this.cache = loadObjects(this.db);
+    if (!this.cache) this.cache = loadObjects((sql) => this.meta(sql));
     return this.cache;
   }
 
@@ -191,15 +202,15 @@ export class SqliteStore implements Store {
     for (const s of specs) this.checkRelationTarget(s, name);
     const id = randomUUID();
     const t = now();
-    const position = (this.db.prepare('SELECT COALESCE(MAX(position), 0) + 1 AS p FROM _ss_objects').get() as { p: number }).p;
-    this.db
-      .prepare('INSERT INTO _ss_objects (id, name, label, description, owner_kind, owner_id, protected, position, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)')
+    const position = (this.meta('SELECT COALESCE(MAX(position), 0) + 1 AS p FROM _ss_objects').get() as { p: number }).p;
+    this
+      .meta('INSERT INTO _ss_objects (id, name, label, description, owner_kind, owner_id, protected, position, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)')
       .run(id, name, info.label ?? null, info.description ?? null, owner.kind, owner.id ?? null, position, t, t);
     SYSTEM_SPECS.forEach((s, i) => this.insertAttributeRow(id, s, i, { kind: 'core' }, true));
     createRecordTable(this.db, name, specs);
     specs.forEach((s, i) => {
       const attrId = this.insertAttributeRow(id, s, i, owner, false);
-      syncIndex(this.db, name, attrId, s);
+      syncIndex(this.db, name, attrId, s, true);
     });
     this.objectChanged(id);
   }
@@ -207,8 +218,8 @@ export class SqliteStore implements Store {
   private insertAttributeRow(objectId: string, spec: AttributeSpec, position: number, owner: Owner, system: boolean): string {
     const id = randomUUID();
     const t = now();
-    this.db
-      .prepare(
+    this
+      .meta(
         'INSERT INTO _ss_attributes (id, object_id, name, spec, position, protected, system, owner_kind, owner_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       )
       .run(id, objectId, spec.name, specJson(spec), position, system ? 1 : 0, system ? 1 : 0, owner.kind, owner.id ?? null, t, t);
@@ -257,8 +268,8 @@ export class SqliteStore implements Store {
   /** Inside a transaction: documents, meta rows and the table. */
   dropObjectNow(o: StoredObject): void {
     this.files?.deleteSchemaDocuments(o.name);
-    this.db.prepare('DELETE FROM _ss_attributes WHERE object_id = ?').run(o.id);
-    this.db.prepare('DELETE FROM _ss_objects WHERE id = ?').run(o.id);
+    this.meta('DELETE FROM _ss_attributes WHERE object_id = ?').run(o.id);
+    this.meta('DELETE FROM _ss_objects WHERE id = ?').run(o.id);
     dropRecordTable(this.db, o.name);
     this.statements.clear();
     this.cache?.delete(o.name);
@@ -291,7 +302,7 @@ export class SqliteStore implements Store {
       throw new ServiceError('SCHEMA_DUPLICATE_ATTRIBUTE', `Object "${o.name}" already has an attribute "${spec.name}"`);
     }
     this.checkRelationTarget(spec, o.name);
-    const position = (this.db.prepare('SELECT COALESCE(MAX(position), 0) + 1 AS p FROM _ss_attributes WHERE object_id = ?').get(o.id) as { p: number }).p;
+    const position = (this.meta('SELECT COALESCE(MAX(position), 0) + 1 AS p FROM _ss_attributes WHERE object_id = ?').get(o.id) as { p: number }).p;
     const attrId = this.insertAttributeRow(o.id, spec, position, owner, false);
     addColumn(this.db, o.name, spec);
     this.objectChanged(o.id);
@@ -302,7 +313,7 @@ export class SqliteStore implements Store {
       }
     }
     this.refuseViolations(o.name, spec, spec);
-    syncIndex(this.db, o.name, attrId, spec);
+    syncIndex(this.db, o.name, attrId, spec, true);
   }
 
   /** 400 SCHEMA_VALIDATION_FAILED naming rule, count and sample ids (issue 3: PUT …/attributes/:id). */
@@ -362,11 +373,13 @@ export class SqliteStore implements Store {
     const needsRebuild = current.type !== next.type || isMultiValued(current) !== isMultiValued(next) || (current.type === 'relation' && current.multiple !== next.multiple);
     if (needsRebuild) rebuildColumn(this.db, o.name, a.id, renamedCurrent, next);
     const owner = options.owner ?? a.owner;
-    this.db
-      .prepare('UPDATE _ss_attributes SET name = ?, spec = ?, owner_kind = ?, owner_id = ?, updated_at = ? WHERE id = ?')
+    this
+      .meta('UPDATE _ss_attributes SET name = ?, spec = ?, owner_kind = ?, owner_id = ?, updated_at = ? WHERE id = ?')
       .run(next.name, specJson(next), owner.kind, owner.id ?? null, now(), a.id);
     this.objectChanged(o.id);
-    syncIndex(this.db, o.name, a.id, next);
+    // Renames carry the index along (SQLite rewrites it); only a changed need touches it.
+    const indexed = (x: AttributeSpec): string => (x.unique ? 'unique' : x.type === 'relation' ? 'plain' : 'none');
+    if (needsRebuild || indexed(current) !== indexed(next)) syncIndex(this.db, o.name, a.id, next, needsRebuild);
   }
 
   deleteAttribute(object: string, attribute: string): void {
@@ -381,7 +394,7 @@ export class SqliteStore implements Store {
   dropAttributeNow(object: string, a: StoredAttribute): void {
     if (a.type === 'document') this.files?.deleteSchemaDocuments(object, a.name);
     dropColumn(this.db, object, a.id, a.name);
-    this.db.prepare('DELETE FROM _ss_attributes WHERE id = ?').run(a.id);
+    this.meta('DELETE FROM _ss_attributes WHERE id = ?').run(a.id);
     this.objectChanged(this.requireObject(object).id);
   }
 
@@ -700,7 +713,7 @@ export class SqliteStore implements Store {
   }
 
   findSource(id: string): StoredSource | undefined {
-    const row = this.db.prepare('SELECT * FROM _ss_sources WHERE id = ?').get(id) as
+    const row = this.meta('SELECT * FROM _ss_sources WHERE id = ?').get(id) as
       | { id: string; version: number; applied_at: string | null; declaration: string }
       | undefined;
     if (!row) return undefined;
