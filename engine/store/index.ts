@@ -131,7 +131,15 @@ export class SqliteStore implements Store {
     for (const [name, o] of fresh) if (!this.cache.has(name)) this.cache.set(name, o);
   }
 
+  private seenDataVersion: unknown;
   objects(): Map<string, StoredObject> {
+    // Another process on the same file (a CLI beside the server) may have changed the schema:
+    // data_version moves only on other connections' commits, so one process never pays for it.
+    const v = this.meta('PRAGMA data_version').pluck().get();
+    if (v !== this.seenDataVersion) {
+      this.seenDataVersion = v;
+      if (!this.db.inTransaction) this.schemaChanged();
+    }
     if (!this.cache) this.cache = loadObjects((sql) => this.meta(sql));
     return this.cache;
   }
@@ -712,12 +720,18 @@ export class SqliteStore implements Store {
     return this.listViews().find((v) => v.name === name);
   }
 
+  /** Parsed declarations by source, reused while (version, appliedAt) is unchanged: a big one takes ms to parse. */
+  private sources = new Map<string, StoredSource>();
+
   findSource(id: string): StoredSource | undefined {
-    const row = this.meta('SELECT * FROM _ss_sources WHERE id = ?').get(id) as
-      | { id: string; version: number; applied_at: string | null; declaration: string }
-      | undefined;
-    if (!row) return undefined;
-    return { id: row.id, version: row.version, appliedAt: row.applied_at, declaration: JSON.parse(row.declaration) as Declaration };
+    const head = this.meta('SELECT version, applied_at FROM _ss_sources WHERE id = ?').get(id) as { version: number; applied_at: string | null } | undefined;
+    if (!head) return undefined;
+    const cached = this.sources.get(id);
+    if (cached && cached.version === head.version && cached.appliedAt === head.applied_at) return shallowSource(cached);
+    const row = this.meta('SELECT declaration FROM _ss_sources WHERE id = ?').get(id) as { declaration: string };
+    const source: StoredSource = { id, version: head.version, appliedAt: head.applied_at, declaration: JSON.parse(row.declaration) as Declaration };
+    this.sources.set(id, source);
+    return shallowSource(source);
   }
 
   facts(): DataFacts {
@@ -735,6 +749,11 @@ export class SqliteStore implements Store {
   schemaTransaction<T>(fn: () => T): T {
     return this.schemaTx(fn);
   }
+}
+
+/** Callers get their own top-level object; the declaration inside is shared and treated as read-only. */
+function shallowSource(s: StoredSource): StoredSource {
+  return { ...s };
 }
 
 function checkBatch(list: unknown, field: string): void {

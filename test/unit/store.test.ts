@@ -241,3 +241,18 @@ describe('store: document values (files hook)', () => {
     expect(codeOf(() => files.getDocument(again.id))).toBe('DOCUMENT_NOT_FOUND_FOR_OPERATION');
   });
 });
+
+describe('store: two connections on one file', () => {
+  it('a schema change made by another process is seen without reopening', () => {
+    crm(store);
+    const other = openStore({ path: join(dir, 'schemasync.db'), filesDir: false });
+    try {
+      expect(store.requireObject('deal').attributes.some((a) => a.name === 'score')).toBe(false);
+      other.addAttribute('deal', { name: 'score', type: 'integer' }, RUNTIME);
+      const r = store.createRecord('deal', { title: 'x', score: 3 }, actor);
+      expect(other.getRecord('deal', r.id).values['score']).toBe(3);
+    } finally {
+      other.close();
+    }
+  });
+});
