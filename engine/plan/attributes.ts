@@ -1,6 +1,6 @@
 import type { AttributeSpec } from '../model/attribute.js';
 import type { AttributeDecl } from '../model/declaration.js';
-import { attributeNameProblem } from '../model/names.js';
+import { attributeNameProblem, isValidName, SYSTEM_ATTRIBUTES } from '../model/names.js';
 import type { StoredAttribute } from '../model/stored.js';
 import { isWidening } from '../model/types/registry.js';
 import { attributeChanges, compact, DATA_FIELDS } from './compare.js';
@@ -52,13 +52,15 @@ function ownedBy(a: StoredAttribute, sourceId: string, previously: ReadonlySet<s
 export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
   const { object, storedObject, declared, facts, sourceId } = input;
   const out: AttributeDiff = { renames: [], adds: [], changes: [], drops: [], conflicts: [] };
-  const byName = new Map(input.stored.map((a) => [a.name, a]));
+  const byName = new Map<string, StoredAttribute>();
+  for (const a of input.stored) byName.set(a.name, a);
   const consumed = new Set<string>();
   const records = () => facts.recordCount(storedObject);
 
-  for (const [name, decl] of Object.entries(declared)) {
+  for (const name in declared) {
+    const decl = declared[name]!;
     const target = `${object}.${name}`;
-    const nameProblem = attributeNameProblem(name);
+    const nameProblem = isValidName(name) && !SYSTEM_ATTRIBUTES.includes(name) ? null : attributeNameProblem(name);
     if (nameProblem) {
       out.conflicts.push({ code: 'SCHEMA_INVALID_ATTRIBUTE_NAME', target, message: nameProblem.message });
       continue;
