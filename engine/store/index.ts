@@ -590,7 +590,14 @@ export class SqliteStore implements Store {
       rows.forEach((r, i) => {
         const names = [...r.parsed.columns.keys()];
         const sql = `UPDATE ${tableIdent(o.name)} SET version = version + 1, updated_at = ?${names.map((n) => `, ${sqlIdent(n)} = ?`).join('')} WHERE id = ?`;
-        this.stmt(sql).run(t, ...names.map((n) => r.parsed.columns.get(n) ?? null), r.id);
+        try {
+          this.stmt(sql).run(t, ...names.map((n) => r.parsed.columns.get(n) ?? null), r.id);
+        } catch (err) {
+          // Two items of one batch swapping unique values collide mid-batch: a 400, not a 500.
+          if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
+          const unique = userAttributes(o).filter((a) => a.unique && names.includes(a.name)).map((a) => a.name);
+          throw validationFailed(unique.map((n) => ({ path: [...r.path, ...(bulk ? ['values'] : []), n], message: `${n} must be unique: another record holds this value while the batch applies` })));
+        }
         void existing[i];
       });
       const docErrors = rows.flatMap((r) => this.checkDocumentValues(o, r.id, r.parsed, bulk ? [...r.path, 'values'] : r.path));

@@ -256,3 +256,15 @@ describe('store: two connections on one file', () => {
     }
   });
 });
+
+describe('store: unique values in bulk updates', () => {
+  it('swapping unique values inside one batch is a 400 and changes nothing', () => {
+    crm(store);
+    const [a, b] = store.bulkCreate('company', [{ name: 'A' }, { name: 'B' }], actor);
+    const err = errorOf(() =>
+      store.bulkUpdate('company', [{ id: a!.id, values: { name: 'B' } }, { id: b!.id, values: { name: 'A' } }], actor),
+    );
+    expect(err.code).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(store.getRecord('company', a!.id).values['name']).toBe('A');
+  });
+});
