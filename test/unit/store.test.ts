@@ -268,3 +268,19 @@ describe('store: unique values in bulk updates', () => {
     expect(store.getRecord('company', a!.id).values['name']).toBe('A');
   });
 });
+
+describe('store: protected objects', () => {
+  it('a protected object cannot be deleted or given attributes (403 SCHEMA_PROTECTED_OBJECT)', () => {
+    crm(store);
+    store.close();
+    // Nothing public marks an object protected yet (core and bundle objects will); set the flag directly.
+    const db = new Database(join(dir, 'schemasync.db'));
+    db.prepare("UPDATE _ss_objects SET protected = 1 WHERE name = 'company'").run();
+    db.close();
+    store = openStore({ path: join(dir, 'schemasync.db') });
+    expect(store.requireObject('company').protected).toBe(true);
+    store.deleteAttribute('deal', 'company');
+    expect(codeOf(() => store.deleteObject('company', { force: true }))).toBe('SCHEMA_PROTECTED_OBJECT');
+    expect(codeOf(() => store.addAttribute('company', { name: 'x', type: 'text' }, RUNTIME))).toBe('SCHEMA_PROTECTED_OBJECT');
+  });
+});
