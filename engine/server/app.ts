@@ -107,6 +107,14 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    // A keep-alive socket whose response was still finishing when close() swept the idle
+    // ones is missed by that sweep and would hold close() for the whole keep-alive
+    // timeout (72 s): sweep again until the listener has really closed.
+    const server = app.server;
+    if (!server.listening) return;
+    const sweep = setInterval(() => server.closeIdleConnections(), 25);
+    sweep.unref();
+    server.once('close', () => clearInterval(sweep));
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
