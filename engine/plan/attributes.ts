@@ -23,6 +23,10 @@ export interface AttributeDiffInput {
   /** Attribute names the source declared on this object at its last push. */
   previouslyDeclared: ReadonlySet<string>;
   facts: DataFacts;
+  /** Object renames of this push, old name → declared name: relation targets follow them. */
+  renamed: ReadonlyMap<string, string>;
+  /** Whether an object of this name exists once the push applies (declared, or stored). */
+  objectExists: (name: string) => boolean;
 }
 
 export interface AttributeDiff {
@@ -66,7 +70,16 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
       continue;
     }
     // compare the declaration and the stored row in place; copies are made only for steps
-    const want = decl as AttributeSpec;
+    let want = decl as AttributeSpec;
+    if (decl.type === 'relation' && decl.target !== undefined) {
+      // a target named by its old name follows this push's object rename (no perpetual diff)
+      const resolved = input.renamed.get(decl.target) ?? decl.target;
+      if (!input.objectExists(resolved)) {
+        out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'missing_target', ...msg.missingRelationTarget(target, decl.target) });
+        continue;
+      }
+      if (resolved !== decl.target) want = { ...decl, target: resolved } as AttributeSpec;
+    }
     let current = byName.get(name);
     let storedName = name;
     // renamedFrom naming nothing stored is a no-op once the new name exists (re-push).
@@ -86,14 +99,16 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
       }
     }
     if (!current) {
-      const next = specOf(name, decl);
+      const next = specOf(name, want as AttributeDecl);
       out.adds.push({ action: 'add_attribute', target, object, spec: next, destructive: false, label: 'additive' });
       const n = records();
       if (next.required && next.default === undefined && n > 0) {
-        out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'required', count: n, sampleIds: [], ...msg.requiredOnNewAttribute(target, n) });
+        const sampleIds = facts.recordSample(storedObject).slice(0, SAMPLE_IDS);
+        out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'required', count: n, sampleIds, ...msg.requiredOnNewAttribute(target, n, sampleIds) });
       }
       if (next.unique && next.default !== undefined && n > 1) {
-        out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'unique', count: n, sampleIds: [], ...msg.uniqueDefaultOnNewAttribute(target, n) });
+        const sampleIds = facts.recordSample(storedObject).slice(0, SAMPLE_IDS);
+        out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'unique', count: n, sampleIds, ...msg.uniqueDefaultOnNewAttribute(target, n) });
       }
       continue;
     }
@@ -110,42 +125,71 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
       out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'type_clash', ...msg.typeClash(target, current.type, want.type) });
       continue;
     }
-    const changes = attributeChanges(current, want);
+    // a stored target renamed by this push is compared under its new name
+    const renamedTarget = current.type === 'relation' && current.target !== undefined ? input.renamed.get(current.target) : undefined;
+    const seen = renamedTarget !== undefined ? ({ ...current, target: renamedTarget } as StoredAttribute) : current;
+    const changes = attributeChanges(seen, want);
     if (changes.length === 0 && !adopt) continue;
     const from = storedSpec(current);
-    const next = specOf(name, decl);
+    const next = specOf(name, want as AttributeDecl);
     const typeChanged = from.type !== next.type;
-    const step: Step = {
+    const step: Extract<Step, { action: 'change_attribute' }> = {
       action: 'change_attribute', target, object, attribute: name, from, to: next, changes,
       convert: typeChanged, destructive: false, label: 'change',
       ...(adopt ? { adopt: true, reason: 'adopts the runtime attribute' } : {}),
     };
     if (typeChanged && isWidening(from.type, next.type)) step.label = 'widening';
 
-    if (!typeChanged && next.type === 'relation' && from.target !== next.target) {
-      const linked = facts.nonNullCount(storedObject, storedName);
-      if (linked > 0) {
-        out.conflicts.push({
-          code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'relation_target', count: linked, sampleIds: [],
-          ...msg.relationTargetChange(target, String(from.target), String(next.target), linked),
-        });
-      }
-    }
     if (changes.some((c) => DATA_FIELDS.has(c.field))) {
-      for (const v of facts.violations(storedObject, storedName, next)) {
+      // the probe reads stored data under stored names: a target that only follows a rename is no change
+      const probe = renamedTarget !== undefined && renamedTarget === next.target ? { ...next, target: current.target as string } : next;
+      const lost = { nulled: 0, altered: 0, sampleIds: [] as string[] };
+      for (const v of facts.violations(storedObject, storedName, probe)) {
         if (v.count === 0) continue;
         const sampleIds = v.sampleIds.slice(0, SAMPLE_IDS);
-        if (v.rule === 'type') {
+        if (v.rule === 'type' || v.rule === 'lossy') {
           // a lossy conversion is a loss the user may allow, not a conflict (contract §3)
-          if (step.label !== 'widening') {
-            step.destructive = true;
-            step.label = 'destructive';
-            step.affected = v.count;
-            step.reason = msg.lossyConversionReason(from.type, next.type, v.count);
+          if (v.rule === 'type') lost.nulled += v.count;
+          else lost.altered += v.count;
+          for (const id of sampleIds) if (lost.sampleIds.length < SAMPLE_IDS && !lost.sampleIds.includes(id)) lost.sampleIds.push(id);
+          continue;
+        }
+        if (v.rule === 'required' && next.default !== undefined && next.default !== null) {
+          // required with a default: the apply fills the empty values in the same transaction
+          step.backfill = v.count;
+          step.affected = v.count;
+          step.sampleIds = sampleIds;
+          step.reason = msg.requiredBackfillReason(v.count);
+          if (next.unique && v.count > 1) {
+            out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'unique', count: v.count, sampleIds, ...msg.violationMessage('unique', target, v.count, sampleIds) });
           }
           continue;
         }
+        if (v.rule === 'relation_target') {
+          out.conflicts.push({
+            code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'relation_target', count: v.count, sampleIds,
+            ...msg.relationTargetChange(target, String(seen.target), String(next.target), v.count, sampleIds),
+          });
+          continue;
+        }
         out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: v.rule, count: v.count, sampleIds, ...msg.violationMessage(v.rule, target, v.count, sampleIds) });
+      }
+      if (lost.nulled + lost.altered > 0 && step.label !== 'widening') {
+        step.destructive = true;
+        step.label = 'destructive';
+        step.affected = lost.nulled + lost.altered;
+        step.sampleIds = lost.sampleIds;
+        step.reason = msg.lossyConversionReason(from.type, next.type, lost.nulled, lost.altered, lost.sampleIds);
+      }
+    }
+    if (from.type === 'document' && next.type !== 'document') {
+      // the store deletes the attached documents with the type (engine/store/index.ts changeAttributeNow)
+      const docs = facts.documentCount(storedObject, storedName);
+      if (docs > 0) {
+        step.destructive = true;
+        step.label = 'destructive';
+        step.affected = docs;
+        step.reason = msg.documentTypeChangeReason(docs);
       }
     }
     out.changes.push(step);

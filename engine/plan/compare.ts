@@ -77,6 +77,7 @@ export const DATA_FIELDS: ReadonlySet<string> = new Set([
   'pattern',
   'options',
   'multiple',
+  'target', // links under the old target (the relation_target rule of the data probe)
 ]);
 
 /** Pick only defined fields, so exactOptionalPropertyTypes holds for specs we build. */

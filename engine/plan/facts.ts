@@ -17,7 +17,9 @@ export type ViolationRule =
   | 'length' // minLength / maxLength
   | 'range' // min / max
   | 'pattern'
-  | 'multiple'; // records holding several ids under a single-value rule
+  | 'multiple' // records holding several ids under a single-value rule
+  | 'lossy' // values a type change converts but alters (round trip differs: time, leading zeros)
+  | 'relation_target'; // links under a relation whose target object changes
 
 export interface Violation {
   rule: ViolationRule;
@@ -38,6 +40,10 @@ export interface DataFacts {
    * type changes. One entry per rule that has at least one violation.
    */
   violations(object: string, attribute: string, next: AttributeSpec): Violation[];
+  /** Documents attached through a document attribute (what leaves when it stops being one). */
+  documentCount(object: string, attribute: string): number;
+  /** Up to SAMPLE_IDS record ids of the object, oldest first (records a new required attribute would lack). */
+  recordSample(object: string): string[];
 }
 
 /** Sample ids shown in messages (issue: "up to five sample record ids"). */

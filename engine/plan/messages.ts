@@ -43,6 +43,14 @@ const RULE_TEXT: Record<ViolationRule, (target: string) => { what: string; fix: 
     what: `hold a value of ${t} that does not match the new pattern`,
     fix: `fix those values first, or relax the pattern of ${t}`,
   }),
+  lossy: (t) => ({
+    what: `hold values the new type of ${t} would alter (converting back does not give the original)`,
+    fix: `keep the type of ${t}, or allow the loss with --allow-destructive ${t}`,
+  }),
+  relation_target: (t) => ({
+    what: `link ${t} to records of its current target object, which the new target would not hold`,
+    fix: `clear ${t} on those records first, or add a new relation attribute for the new target`,
+  }),
   multiple: (t) => ({
     what: `hold several values in ${t}, which now takes one`,
     fix: `keep one value per record first, or keep multiple: true on ${t}`,
@@ -59,9 +67,9 @@ export function violationMessage(
   return { message: `${records(count)}${samples(sampleIds)} ${text.what}.`, fix: text.fix };
 }
 
-export function requiredOnNewAttribute(target: string, count: number): { message: string; fix: string } {
+export function requiredOnNewAttribute(target: string, count: number, sampleIds: readonly string[] = []): { message: string; fix: string } {
   return {
-    message: `${target} is new and required, but ${records(count)} already exist without a value for it.`,
+    message: `${target} is new and required, but ${records(count)}${samples(sampleIds)} already exist without a value for it.`,
     fix: `give ${target} a default, or make it optional, fill it, then make it required`,
   };
 }
@@ -94,11 +102,26 @@ export function typeClash(target: string, storedType: string, declaredType: stri
   };
 }
 
-export function relationTargetChange(target: string, from: string, to: string, count: number): { message: string; fix: string } {
+export function relationTargetChange(target: string, from: string, to: string, count: number, sampleIds: readonly string[] = []): { message: string; fix: string } {
   return {
-    message: `${target} links ${records(count)} to ${from}; changing its target to ${to} would leave them pointing at the wrong object.`,
+    message: `${target} links ${records(count)}${samples(sampleIds)} to ${from}; changing its target to ${to} would leave them pointing at the wrong object.`,
     fix: `clear ${target} on those records first, or add a new relation attribute for ${to}`,
   };
+}
+
+export function missingRelationTarget(target: string, object: string): { message: string; fix: string } {
+  return {
+    message: `${target} is a relation to the object ${object}, which is neither declared nor stored on the instance.`,
+    fix: `declare ${object} in your declaration, or create it on the instance first (or fix the target of ${target})`,
+  };
+}
+
+export function requiredBackfillReason(count: number): string {
+  return `now required; fills ${count} empty value${count === 1 ? '' : 's'} with the default`;
+}
+
+export function documentTypeChangeReason(count: number): string {
+  return `stops being a document attribute; deletes ${count} attached document${count === 1 ? '' : 's'} and their file links`;
 }
 
 export function referenced(object: string, by: readonly string[]): { message: string; fix: string } {
@@ -116,14 +139,23 @@ export function dropAttributeReason(count: number): string {
   return count > 0 ? `no longer declared; deletes ${count} non-null value${count === 1 ? '' : 's'}` : 'no longer declared';
 }
 
-export function lossyConversionReason(from: string, to: string, count: number): string {
-  return `${from} → ${to} cannot convert ${count} stored value${count === 1 ? '' : 's'}; they become null`;
+/** `nulled`: values that cannot convert (become null); `altered`: values converted but changed. */
+export function lossyConversionReason(from: string, to: string, nulled: number, altered = 0, sampleIds: readonly string[] = []): string {
+  const parts: string[] = [];
+  if (nulled > 0) parts.push(`cannot convert ${nulled} stored value${nulled === 1 ? '' : 's'} (they become null)`);
+  if (altered > 0) parts.push(`alters ${altered} stored value${altered === 1 ? '' : 's'} (converting back does not give the original)`);
+  return `${from} → ${to} ${parts.join(' and ')}${samples(sampleIds)}`;
 }
 
-export function destructiveRefusal(targets: readonly string[]): { message: string; fix: string } {
+/**
+ * `uncovered`: the losses allowDestructive does not cover (named in the message);
+ * `all`: every destructive target of the plan. The fix lists all of them, because an
+ * allow list replaces the previous one: naming only the uncovered ones would refuse the rest.
+ */
+export function destructiveRefusal(uncovered: readonly string[], all: readonly string[] = uncovered): { message: string; fix: string } {
   return {
-    message: `The push would lose data in ${targets.join(', ')} and allowDestructive does not cover ${targets.length === 1 ? 'it' : 'them'}.`,
-    fix: `review the plan (dry run), then allow exactly these losses: --allow-destructive ${targets.join(',')}`,
+    message: `The push would lose data in ${uncovered.join(', ')} and allowDestructive does not cover ${uncovered.length === 1 ? 'it' : 'them'}.`,
+    fix: `review the plan (dry run), then allow exactly these losses: --allow-destructive ${all.join(',')}`,
   };
 }
 

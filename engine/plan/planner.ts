@@ -1,4 +1,4 @@
-import type { Declaration } from '../model/declaration.js';
+import type { Declaration, ObjectDecl } from '../model/declaration.js';
 import type { StoredObject, StoredSource, StoredView } from '../model/stored.js';
 import { diffAttributes, specOf } from './attributes.js';
 import type { DataFacts } from './facts.js';
@@ -50,6 +50,12 @@ export function planPush(input: PlanInput): Plan {
   /** stored name → declared name, for every stored object this declaration keeps. */
   const kept = new Map<string, string>();
   const creates: Step[] = [];
+  // Object renames of this push (old → new): relation targets naming the old object follow.
+  const renamed = new Map<string, string>();
+  for (const [name, decl] of Object.entries(declaration.objects)) {
+    if (decl.renamedFrom !== undefined && decl.renamedFrom !== name && !(decl.renamedFrom in declaration.objects)) renamed.set(decl.renamedFrom, name);
+  }
+  const objectExists = (name: string): boolean => name in declaration.objects || stored.has(name);
 
   for (const [name, decl] of Object.entries(declaration.objects)) {
     const bad = nameConflict(name);
@@ -80,10 +86,10 @@ export function planPush(input: PlanInput): Plan {
     if (!current) {
       const attrs = diffAttributes({
         sourceId, object: name, storedObject: name, declared: decl.attributes, stored: [],
-        previouslyDeclared: new Set(), facts: EMPTY_FACTS,
+        previouslyDeclared: new Set(), facts: EMPTY_FACTS, renamed, objectExists,
       });
       conflicts.push(...attrs.conflicts);
-      creates.push({ action: 'create_object', target: name, object: name, decl, destructive: false, label: 'additive' });
+      creates.push({ action: 'create_object', target: name, object: name, decl: followRenames(decl, renamed), destructive: false, label: 'additive' });
       continue;
     }
     const own = ownershipConflict(current, name, sourceId);
@@ -108,7 +114,7 @@ export function planPush(input: PlanInput): Plan {
       sourceId, object: name, storedObject: current.name, declared: decl.attributes,
       stored: current.attributes,
       previouslyDeclared: new Set(Object.keys(prev?.objects[current.name]?.attributes ?? {})),
-      facts,
+      facts, renamed, objectExists,
     });
     steps.push(...diff.renames, ...diff.adds, ...diff.changes, ...diff.drops);
     conflicts.push(...diff.conflicts);
@@ -147,7 +153,18 @@ export function planPush(input: PlanInput): Plan {
 }
 
 /** A facts stand-in for objects that do not exist yet: no records, no values. */
-const EMPTY_FACTS: DataFacts = { recordCount: () => 0, nonNullCount: () => 0, violations: () => [] };
+const EMPTY_FACTS: DataFacts = { recordCount: () => 0, nonNullCount: () => 0, violations: () => [], documentCount: () => 0, recordSample: () => [] };
+
+/** A new object's relation targets named by an object's old name point at its new name. */
+function followRenames(decl: ObjectDecl, renamed: ReadonlyMap<string, string>): ObjectDecl {
+  if (renamed.size === 0) return decl;
+  let attributes: ObjectDecl['attributes'] | undefined;
+  for (const [a, spec] of Object.entries(decl.attributes)) {
+    const to = spec.type === 'relation' && spec.target !== undefined ? renamed.get(spec.target) : undefined;
+    if (to !== undefined) (attributes ??= { ...decl.attributes })[a] = { ...spec, target: to };
+  }
+  return attributes ? { ...decl, attributes } : decl;
+}
 
 /** Relation attributes that still target a dropped object after this push. */
 function referenceConflicts(

@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.js';
 import * as msg from './messages.js';
-import { uncoveredDestructive } from './policy.js';
+import { destructiveSteps, uncoveredDestructive } from './policy.js';
 import type { AllowDestructive, Conflict, ConflictCode, Plan } from './types.js';
 
 export interface RefusalOptions {
@@ -30,10 +30,16 @@ export function refusal(plan: Plan, options: RefusalOptions): ServiceError | und
   }
   const losses = uncoveredDestructive(plan, options.allowDestructive);
   if (losses.length > 0) {
-    const m = msg.destructiveRefusal(losses.map((s) => s.target));
+    const all = destructiveSteps(plan).map((s) => s.target);
+    const m = msg.destructiveRefusal(losses.map((s) => s.target), all);
     return new ServiceError('SCHEMA_DESTRUCTIVE_NOT_ALLOWED', m.message, {
       fix: m.fix,
-      data: { steps: losses.map((s) => ({ action: s.action, target: s.target, affected: s.affected ?? 0, reason: s.reason })) },
+      data: {
+        steps: losses.map((s) => ({
+          action: s.action, target: s.target, affected: s.affected ?? 0, reason: s.reason, ...(s.sampleIds ? { sampleIds: s.sampleIds } : {}),
+        })),
+        allTargets: all,
+      },
     });
   }
   if (options.ifMatch !== undefined && options.ifMatch !== options.currentVersion) {

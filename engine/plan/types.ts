@@ -25,6 +25,8 @@ interface StepBase {
   reason?: string;
   /** Records or non-null values lost or touched. */
   affected?: number;
+  /** Up to five ids of records it touches (lossy conversions), for the refusal and the fix. */
+  sampleIds?: string[];
 }
 
 export interface CreateObjectStep extends StepBase {
@@ -77,6 +79,8 @@ export interface ChangeAttributeStep extends StepBase {
   changes: FieldChange[];
   convert: boolean;
   adopt?: boolean;
+  /** Empty values filled with `to.default` because the attribute becomes required (issue 4 fix of required-over-nulls). */
+  backfill?: number;
 }
 export interface CreateViewStep extends StepBase {
   action: 'create_view';
@@ -134,7 +138,7 @@ export interface Conflict {
   target: string;
   message: string;
   fix?: string;
-  rule?: Violation['rule'] | 'ownership' | 'protected' | 'type_clash' | 'referenced' | 'relation_target';
+  rule?: Violation['rule'] | 'ownership' | 'protected' | 'type_clash' | 'referenced' | 'missing_target';
   count?: number;
   sampleIds?: string[];
 }

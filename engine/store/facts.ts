@@ -1,7 +1,7 @@
 import type { AttributeSpec } from '../model/attribute.js';
 import { sqlIdent } from '../model/names.js';
 import type { StoredObject } from '../model/stored.js';
-import { typeDef } from '../model/types/registry.js';
+import { keepsValue, typeDef } from '../model/types/registry.js';
 import type { SqlValue } from '../model/types/type-def.js';
 import { SAMPLE_IDS, type DataFacts, type Violation, type ViolationRule } from '../plan/facts.js';
 import { specOfStored, tableIdent } from './catalog.js';
@@ -30,6 +30,18 @@ export function sqlFacts(db: Db, objects: () => Map<string, StoredObject>): Data
       const stored = o?.attributes.find((a) => a.name === attribute && !a.system);
       if (!o || !stored) return [];
       return violations(db, object, specOfStored(stored), next);
+    },
+    documentCount(object, attribute) {
+      const o = objects().get(object);
+      if (!o || !o.attributes.some((a) => a.name === attribute && a.type === 'document')) return 0;
+      // the documents table exists only on stores opened with files (engine/store/files.ts)
+      const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_ss_documents'").get() !== undefined;
+      if (!hasTable) return 0;
+      return (db.prepare('SELECT COUNT(*) AS n FROM _ss_documents WHERE object = ? AND attribute = ?').get(object, attribute) as { n: number }).n;
+    },
+    recordSample(object) {
+      if (!objects().has(object)) return [];
+      return (db.prepare(`SELECT id FROM ${tableIdent(object)} ORDER BY rowid LIMIT ${SAMPLE_IDS}`).all() as { id: string }[]).map((r) => r.id);
     },
   };
 }
@@ -73,6 +85,10 @@ export function violations(db: Db, object: string, current: AttributeSpec, next:
   const seen = new Map<string, string>();
   const dupes = new Set<string>();
   const def = typeDef(next.type);
+  const typeChange = current.type !== next.type;
+  // One definition of the relation-target rule (issue 4): links stored under the old
+  // target would point at records of the wrong object, for the planner and PUT …/attributes/:id alike.
+  const retarget = !typeChange && current.type === 'relation' && next.type === 'relation' && current.target !== next.target;
   const stmt = db.prepare(`SELECT id, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL ORDER BY rowid`);
   for (const r of stmt.iterate() as IterableIterator<{ id: string; v: SqlValue }>) {
     const converted = convertApiValue(r.v, current, next);
@@ -80,6 +96,12 @@ export function violations(db: Db, object: string, current: AttributeSpec, next:
     if (rule) {
       note(rule, r.id);
       continue;
+    }
+    if (retarget) note('relation_target', r.id);
+    if (typeChange && converted !== null) {
+      const parsed = def.parse(converted, next);
+      const api = typeDef(current.type).fromColumn(r.v, current);
+      if (!keepsValue(current, next, api, parsed.ok ? parsed.value : converted)) note('lossy', r.id);
     }
     if (next.unique && converted !== null) {
       const parsed = def.parse(converted, next);

@@ -1,6 +1,7 @@
 import { ServiceError } from '../errors.js';
 import type { Declaration } from '../model/declaration.js';
 import { planPush, refusal } from '../plan/index.js';
+import { now } from './db.js';
 import type { SqliteStore } from './index.js';
 import type { PushOptions, PushResult } from './types.js';
 
@@ -20,7 +21,15 @@ export function pushSource(store: SqliteStore, id: string, declaration: Declarat
     ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
   });
   if (refused) throw refused;
-  if (source && plan.steps.length === 0) return { version: currentVersion, applied: true, plan };
+  if (source && plan.steps.length === 0) {
+    // Nothing to apply, but the declaration itself may differ (a renamedFrom hint, a moved
+    // attribute): GET /schema/sources/:id must return what was last pushed (contract §3).
+    // The version stays: the schema did not move, so a saved plan's if-match still holds.
+    if (JSON.stringify(source.declaration) !== JSON.stringify(declaration)) {
+      store.schemaTransaction(() => store.db.prepare('UPDATE _ss_sources SET declaration = ?, applied_at = ? WHERE id = ?').run(JSON.stringify(declaration), now(), id));
+    }
+    return { version: currentVersion, applied: true, plan };
+  }
   try {
     const version = store.schemaTransaction(() => store.applyPlanNow(plan, id, declaration));
     return { version, applied: true, plan };

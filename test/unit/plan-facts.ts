@@ -2,7 +2,7 @@ import type { AttributeSpec } from '../../engine/model/attribute.js';
 import type { Declaration, ObjectDecl } from '../../engine/model/declaration.js';
 import type { Owner, StoredAttribute, StoredObject, StoredView } from '../../engine/model/stored.js';
 import { SYSTEM_ATTRIBUTES } from '../../engine/model/names.js';
-import { typeDef } from '../../engine/model/types/registry.js';
+import { keepsValue, typeDef } from '../../engine/model/types/registry.js';
 import type { DataFacts, Violation, ViolationRule } from '../../engine/plan/facts.js';
 import { SAMPLE_IDS } from '../../engine/plan/facts.js';
 
@@ -47,6 +47,18 @@ export class MemoryFacts implements DataFacts {
     return (this.rows[object] ?? []).filter((r) => r.values[attribute] !== undefined && r.values[attribute] !== null).length;
   }
 
+  documentCount(object: string, attribute: string): number {
+    // rows hold document ids (one or a list) in memory
+    return (this.rows[object] ?? []).reduce((n, r) => {
+      const v = r.values[attribute];
+      return n + (v === undefined || v === null ? 0 : Array.isArray(v) ? v.length : 1);
+    }, 0);
+  }
+
+  recordSample(object: string): string[] {
+    return (this.rows[object] ?? []).slice(0, SAMPLE_IDS).map((r) => r.id);
+  }
+
   violations(object: string, attribute: string, next: AttributeSpec): Violation[] {
     const cur = this.objects.find((o) => o.name === object)?.attributes.find((a) => a.name === attribute);
     const hits = new Map<ViolationRule, string[]>();
@@ -61,12 +73,17 @@ export class MemoryFacts implements DataFacts {
         continue;
       }
       if (cur && cur.type !== next.type) {
+        const original = v;
         v = typeDef(next.type).convertFrom(v);
         if (v === undefined) {
           hit('type', r.id);
           continue;
         }
+        const parsed = typeDef(next.type).parse(v, next);
+        if (parsed.ok) v = parsed.value;
+        if (!keepsValue(cur as AttributeSpec, next, original, v)) hit('lossy', r.id);
       }
+      if (cur && cur.type === 'relation' && next.type === 'relation' && cur.target !== next.target) hit('relation_target', r.id);
       const list = Array.isArray(v) ? v : [v];
       if (next.options && list.some((x) => !next.options?.includes(String(x)))) hit('options', r.id);
       if (typeof v === 'string' && ((next.maxLength !== undefined && v.length > next.maxLength) || (next.minLength !== undefined && v.length < next.minLength))) hit('length', r.id);

@@ -255,7 +255,7 @@ describe('planPush', () => {
     const lossy = planOf(base, after, rows);
     const err = refusal(lossy, { currentVersion: 4, ifMatch: 3 });
     expect(err).toMatchObject({ code: 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED', status: 500 });
-    expect(err!.details.data).toEqual({ steps: [expect.objectContaining({ target: 'deal.amount', affected: 2 })] });
+    expect(err!.details.data).toMatchObject({ steps: [expect.objectContaining({ target: 'deal.amount', affected: 2 })] });
     expect(err!.details.fix).toMatch(/--allow-destructive deal.amount/);
     expect(refusal(lossy, { currentVersion: 4, ifMatch: 3, allowDestructive: true })?.code).toBe('SCHEMA_CONFLICT');
     expect(refusal(lossy, { currentVersion: 4, ifMatch: 4, allowDestructive: true })).toBeUndefined();

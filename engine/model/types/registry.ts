@@ -55,3 +55,23 @@ export function parseValue(spec: AttributeSpec, value: unknown): Parsed {
 export function isWidening(from: AttributeType, to: AttributeType): boolean {
   return from === to || TYPES[from].widensTo.includes(to);
 }
+
+/**
+ * Whether a type change keeps one stored value (architecture.md "the registry … which
+ * conversions to other types are lossless"; issue 4: lossy conversions are destructive).
+ * A widening keeps every value. Any other pair keeps a value only when converting it back
+ * gives the original: datetime → date drops the time, text "00501" → integer 501 drops
+ * the zeros, and such values count as lost even though they do not become null.
+ * `value` is the API value under `from`; `converted` the parsed value under `to`.
+ */
+export function keepsValue(from: AttributeSpec, to: AttributeSpec, value: unknown, converted: unknown): boolean {
+  if (isWidening(from.type, to.type)) return true;
+  const back = TYPES[from.type].convertFrom(converted);
+  if (back === undefined || back === null) return false;
+  const parsed = TYPES[from.type].parse(back, from);
+  return sameJson(parsed.ok ? parsed.value : back, value);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
+}
