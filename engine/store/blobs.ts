@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, rmSync, statSync, type ReadStream } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, rmdirSync, rmSync, statSync, type ReadStream } from 'node:fs';
 import { rename, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ServiceError, type ErrorCode } from '../errors.js';
@@ -89,15 +89,29 @@ export class BlobStore {
         throw new ServiceError(options.tooLargeCode ?? 'PAYLOAD_TOO_LARGE', options.tooLargeMessage ?? 'File is too large');
       }
       const sha256 = await hash.digest();
-      const dest = this.pathOf(sha256);
-      mkdirSync(join(dest, '..'), { recursive: true, mode: 0o700 });
-      // Same content → same name: renaming over an existing copy keeps one copy of the bytes.
-      await rename(tmp, dest);
+      await this.moveInto(tmp, this.pathOf(sha256));
       return { sha256, size };
     } catch (err) {
       hash.drop();
       await unlink(tmp).catch(() => undefined);
       throw err;
+    }
+  }
+
+  /**
+   * Same content → same name: renaming over an existing copy keeps one copy of the bytes.
+   * release() may remove the shard folder between our mkdir and the rename (it prunes
+   * empty ones), so a vanished folder is made again and the rename retried.
+   */
+  private async moveInto(tmp: string, dest: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      mkdirSync(dirname(dest), { recursive: true, mode: 0o700 });
+      try {
+        await rename(tmp, dest);
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 4) throw err;
+      }
     }
   }
 
@@ -113,7 +127,17 @@ export class BlobStore {
    */
   release(sha256: string, stillReferenced: boolean): boolean {
     if (stillReferenced) return false;
-    rmSync(this.pathOf(sha256), { force: true });
+    const path = this.pathOf(sha256);
+    rmSync(path, { force: true });
+    // Best effort: the now-empty `ab/cd` and `ab` folders go too, so <data>/files does not
+    // fill with empty shards. rmdir refuses a folder that is not empty, which is the check.
+    for (const dir of [dirname(path), dirname(dirname(path))]) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        break;
+      }
+    }
     return true;
   }
 

@@ -57,6 +57,13 @@ export interface UploadInput {
   name: string | undefined;
   mimeType: string | undefined;
   stream: Readable;
+  /**
+   * Awaited once the bytes are on disk and before anything is committed. The HTTP route
+   * reads the rest of the multipart body here: a refusal found after the file part (a
+   * second file) must leave no row and no bytes (contract.md §3, issue 5), and a `title`
+   * sent after the file part is known before the document row is written.
+   */
+  untilBodyEnds?: () => Promise<{ title?: string | undefined }>;
 }
 
 /** Who moves a document between records when the record write names no actor. */
@@ -175,6 +182,21 @@ function sizeWords(bytes: number): string {
   return `${bytes} bytes`;
 }
 
+function nonBlank(s: string | undefined): string | undefined {
+  return s !== undefined && s.trim() !== '' ? s : undefined;
+}
+
+/**
+ * service-interface.md error table: changing someone else's upload is SCHEMA_ACCESS_DENIED
+ * (500, masked); owners and admins may change any file. Rename and delete share the rule.
+ */
+function assertMayChange(file: FileOut, actor: Actor, verb: 'rename' | 'delete'): void {
+  const privileged = actor.role === 'owner' || actor.role === 'admin';
+  if (!privileged && file.uploadedBy !== actor.keyId) {
+    throw new ServiceError('SCHEMA_ACCESS_DENIED', `Key ${actor.keyId} may not ${verb} file ${file.id}, uploaded by ${file.uploadedBy ?? 'unknown'}`);
+  }
+}
+
 /** The ids of a document value as stored in a record (one id, a list, or nothing). */
 export function documentIds(value: unknown): string[] {
   if (value === null || value === undefined) return [];
@@ -225,9 +247,15 @@ export class FilesEngine {
   async uploadFile(input: UploadInput, actor: Actor): Promise<FileOut> {
     const written = await this.writeBytes(input.stream, { maxBytes: this.maxUploadBytes, tooLargeCode: 'PAYLOAD_TOO_LARGE' });
     try {
+      await input.untilBodyEnds?.();
       return this.db.transaction(() => this.insertFile(written, input, actor))();
+    } catch (err) {
+      // Refused after the bytes landed: they go unless another row shares them.
+      this.releaseCandidates.add(written.sha256);
+      throw err;
     } finally {
       this.doneWriting(written.sha256);
+      this.flushReleases();
     }
   }
 
@@ -243,9 +271,10 @@ export class FilesEngine {
     return { file, stream: this.blobs.open(file.sha256) };
   }
 
-  renameFile(id: string, name: string): FileOut {
+  /** PUT /files/:id: the same ownership rule as delete (a member renames only their own uploads). */
+  renameFile(id: string, name: string, actor: Actor): FileOut {
     return this.db.transaction(() => {
-      this.getFile(id);
+      assertMayChange(this.getFile(id), actor, 'rename');
       this.db.prepare('UPDATE _ss_files SET name = ? WHERE id = ?').run(cleanFileName(name), id);
       return this.getFile(id);
     })();
@@ -259,10 +288,7 @@ export class FilesEngine {
   deleteFile(id: string, actor: Actor): { id: string } {
     const sha = this.db.transaction(() => {
       const file = this.getFile(id);
-      const privileged = actor.role === 'owner' || actor.role === 'admin';
-      if (!privileged && file.uploadedBy !== actor.keyId) {
-        throw new ServiceError('SCHEMA_ACCESS_DENIED', `Key ${actor.keyId} may not delete file ${id}, uploaded by ${file.uploadedBy ?? 'unknown'}`);
-      }
+      assertMayChange(file, actor, 'delete');
       const used = this.db.prepare('SELECT id FROM _ss_documents WHERE file_id = ? LIMIT 5').all(id) as { id: string }[];
       if (used.length > 0) {
         throw new ServiceError('SCHEMA_CONFLICT', `File ${id} is used by document ${used.map((d) => d.id).join(', ')}; delete the document first`, {
@@ -330,12 +356,14 @@ export class FilesEngine {
       tooLargeMessage: `${target.object}.${target.attribute} accepts files up to ${sizeWords(max)}`,
     });
     try {
+      const late = await input.untilBodyEnds?.();
       const doc = this.db.transaction(() => {
         // Re-checked inside the transaction: another upload may have filled the slot meanwhile.
         this.checkSlot(target, input.mimeType);
         const file = this.insertFile(written, input, actor);
         const id = randomUUID();
-        const title = input.title !== undefined && input.title.trim() !== '' ? input.title : file.name;
+        // A title sent after the file part wins over one sent before it, as it would in a form.
+        const title = nonBlank(late?.title) ?? nonBlank(input.title) ?? file.name;
         this.db
           .prepare('INSERT INTO _ss_documents (id, title, file_id, object, record_id, attribute, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
           .run(id, title, file.id, target.object, target.recordId, target.attribute, new Date().toISOString());

@@ -75,6 +75,8 @@ export function parseRecordBody(
     else continue;
     const parsed = parseValue(spec, raw);
     if (!parsed.ok) {
+      // A refusal with its own code (DOCUMENT_MULTIPLE_NOT_ALLOWED) answers with that code.
+      if (parsed.code) throw new ServiceError(parsed.code, `${o.name}.${name} ${parsed.message}`, { errors: [{ path: [...path, name], message: `${name} ${parsed.message}` }] });
       errors.push({ path: [...path, name], message: `${name} ${parsed.message}` });
       continue;
     }

@@ -113,7 +113,7 @@ describe('files', () => {
     expect(a).toMatchObject({ name: 'a.txt', mimeType: 'text/plain', size: 4, uploadedBy: 'k-member' });
     expect(b.sha256).toBe(a.sha256);
     expect(blobCount()).toBe(1);
-    expect(files.renameFile(a.id, 'renamed.txt').name).toBe('renamed.txt');
+    expect(files.renameFile(a.id, 'renamed.txt', member).name).toBe('renamed.txt');
     // Deleting one keeps the bytes the other still uses; deleting both frees them.
     files.deleteFile(a.id, member);
     expect(blobCount()).toBe(1);
@@ -128,6 +128,28 @@ describe('files', () => {
     expect(files.getFile(f.id).id).toBe(f.id);
     files.deleteFile(f.id, admin);
     expect(count('_ss_files')).toBe(0);
+  });
+
+  it("renaming follows the delete rule: someone else's upload is SCHEMA_ACCESS_DENIED; admins may", async () => {
+    const f = await files.uploadFile({ name: 'mine.txt', mimeType: 'text/plain', stream: bytes('x') }, member);
+    expect(await code(() => files.renameFile(f.id, 'stolen.txt', other))).toBe('SCHEMA_ACCESS_DENIED');
+    expect(files.getFile(f.id).name).toBe('mine.txt');
+    expect(files.renameFile(f.id, 'by-admin.txt', admin).name).toBe('by-admin.txt');
+  });
+
+  it('a refusal after the bytes are on disk (untilBodyEnds) keeps no row and no bytes', async () => {
+    const refuse = async () => {
+      throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'Too many parts');
+    };
+    expect(await code(files.uploadFile({ name: 'a', mimeType: 'text/plain', stream: bytes('first'), untilBodyEnds: refuse }, member))).toBe(
+      'SCHEMA_VALIDATION_FAILED',
+    );
+    expect(await code(files.uploadDocument({ object: 'deal', recordId: 'r1', attribute: 'attachments' }, { name: 'a', mimeType: 'text/plain', stream: bytes('first'), untilBodyEnds: refuse }, member))).toBe(
+      'SCHEMA_VALIDATION_FAILED',
+    );
+    expect(count('_ss_files') + count('_ss_documents')).toBe(0);
+    expect(blobCount()).toBe(0);
+    expect(records.get('r1')!.version).toBe(1);
   });
 
   it('an upload over the server cap leaves no bytes and no row (413)', async () => {

@@ -104,6 +104,27 @@ describe('BlobStore', () => {
     expect(() => blobs.release(sha256, false)).not.toThrow();
   });
 
+  it('release removes the emptied shard folders, keeps shared ones, and the same content can come back', async () => {
+    // Find two contents whose digests share the first shard folder but not the second.
+    const digest = (s: string) => createHash('sha256').update(s).digest('hex');
+    const first = 'content-0';
+    let second = '';
+    for (let i = 1; second === ''; i++) {
+      const d = digest(`content-${i}`);
+      if (d.slice(0, 2) === digest(first).slice(0, 2) && d.slice(2, 4) !== digest(first).slice(2, 4)) second = `content-${i}`;
+    }
+    const a = await blobs.writeStream(Readable.from([Buffer.from(first)]), { maxBytes: 100 });
+    const b = await blobs.writeStream(Readable.from([Buffer.from(second)]), { maxBytes: 100 });
+    const ab = join(blobs.root, a.sha256.slice(0, 2));
+    blobs.release(a.sha256, false);
+    expect(existsSync(join(ab, a.sha256.slice(2, 4)))).toBe(false);
+    expect(existsSync(ab)).toBe(true); // still holds b's folder
+    blobs.release(b.sha256, false);
+    expect(readdirSync(blobs.root)).toEqual([]);
+    const again = await blobs.writeStream(Readable.from([Buffer.from(first)]), { maxBytes: 100 });
+    expect(readFileSync(blobs.pathOf(again.sha256), 'utf8')).toBe(first);
+  });
+
   it('never builds a path from anything but a digest', () => {
     expect(() => blobs.pathOf('../../etc/passwd')).toThrow(/not a sha256/);
     expect(() => blobs.open('a'.repeat(63) + '/')).toThrow(/not a sha256/);

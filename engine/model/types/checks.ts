@@ -91,6 +91,10 @@ export function parseIds(value: unknown, spec: AttributeSpec, noun: string): Par
     if (new Set(list).size !== list.length) return fail('must not list the same id twice');
     return ok(list);
   }
+  if (noun === 'document' && Array.isArray(value)) {
+    // service-interface.md error table: "the document attribute takes a single file".
+    return { ok: false, message: 'takes a single file: give one document id, not a list', code: 'DOCUMENT_MULTIPLE_NOT_ALLOWED' };
+  }
   if (typeof value !== 'string' || value.length === 0) return fail(`must be one ${noun} id`);
   return ok(value);
 }

@@ -4,7 +4,12 @@ import type { AttributeSpec, AttributeType } from '../attribute.js';
 export type ColumnType = 'TEXT' | 'INTEGER' | 'REAL' | 'ANY';
 export type SqlValue = string | number | bigint | null;
 
-export type Parsed = { ok: true; value: unknown } | { ok: false; message: string };
+/**
+ * `code` names a refusal the spec gives its own error code instead of
+ * SCHEMA_VALIDATION_FAILED (a list for a single-file document → DOCUMENT_MULTIPLE_NOT_ALLOWED);
+ * record writes raise it, declaration checks treat it as any other failure.
+ */
+export type Parsed = { ok: true; value: unknown } | { ok: false; message: string; code?: 'DOCUMENT_MULTIPLE_NOT_ALLOWED' };
 
 /** A JSON Schema fragment (kept loose: it is data for ajv and for editors). */
 export type JsonSchema = Record<string, unknown>;

@@ -42,10 +42,10 @@ export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Pr
   app.post('/files', { schema: s.uploadFileSchema, config: write }, async (request, reply) => {
     const actor = actorOf(request);
     const files = filesOf(store);
-    const file = await readMultipart<FileOut>(request, (part) =>
-      files.uploadFile({ name: part.filename, mimeType: part.mimetype, stream: part.file }, actor),
+    const file = await readMultipart<FileOut>(request, (part, _title, untilBodyEnds) =>
+      files.uploadFile({ name: part.filename, mimeType: part.mimetype, stream: part.file, untilBodyEnds }, actor),
     );
-    return reply.code(201).send(ok(file.result));
+    return reply.code(201).send(ok(file));
   });
 
   app.get<{ Params: IdParams }>('/files/:id', { schema: s.getFileSchema, config: read }, async (request) =>
@@ -65,7 +65,7 @@ export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Pr
   });
 
   app.put<{ Params: IdParams; Body: { name: string } }>('/files/:id', { schema: s.renameFileSchema, config: write }, async (request) =>
-    ok(filesOf(store).renameFile(request.params.id, request.body.name)),
+    ok(filesOf(store).renameFile(request.params.id, request.body.name, actorOf(request))),
   );
 
   app.delete<{ Params: IdParams }>('/files/:id', { schema: s.deleteFileSchema, config: write }, async (request) =>
@@ -81,16 +81,13 @@ export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Pr
       requirePermission(actor, 'records:write');
       const files = filesOf(store);
       const { objectName, recordId, attribute } = request.params;
-      const out = await readMultipart<DocumentOut>(request, (part, title) =>
+      const doc = await readMultipart<DocumentOut>(request, (part, title, untilBodyEnds) =>
         files.uploadDocument(
           { object: objectName, recordId, attribute },
-          { name: part.filename, mimeType: part.mimetype, stream: part.file, title },
+          { name: part.filename, mimeType: part.mimetype, stream: part.file, title, untilBodyEnds },
           actor,
         ),
       );
-      // A `title` field sent after the file part arrives once the document exists.
-      let doc = out.result;
-      if (out.lateTitle !== undefined && out.lateTitle.trim() !== '') doc = files.renameDocument(doc.id, out.lateTitle);
       return reply.code(201).send(ok(doc));
     },
   );
@@ -120,35 +117,57 @@ interface FilePart {
 
 /**
  * Walk the multipart body: collect `title`, hand the one `file` part to `consume` as a
- * stream. On any failure the rest of the request body is discarded, so the client gets
- * its answer instead of a stalled upload.
+ * stream together with `untilBodyEnds`, which reads the body to its end (a `title` after
+ * the file, or busboy's refusal of a second file part). The store awaits it after the
+ * bytes are on disk and before it commits, so a body refused after its file part leaves
+ * no row and no bytes (issue 5: "a refused upload leaves no bytes and no row"). On any
+ * failure the rest of the request body is discarded, so the client gets its answer
+ * instead of a stalled upload.
  */
 async function readMultipart<T>(
   request: FastifyRequest,
-  consume: (part: FilePart, title: string | undefined) => Promise<T>,
-): Promise<{ result: T; lateTitle: string | undefined }> {
+  consume: (part: FilePart, title: string | undefined, untilBodyEnds: () => Promise<{ title?: string | undefined }>) => Promise<T>,
+): Promise<T> {
   if (!request.isMultipart()) {
     throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'Send the file as multipart/form-data with a field named file', {
       errors: [{ path: ['file'], message: 'body must be multipart/form-data with a file field' }],
     });
   }
+  const parts = request.parts()[Symbol.asyncIterator]();
   let title: string | undefined;
   let lateTitle: string | undefined;
+  let sawFile = false;
   let done: { result: T } | undefined;
-  try {
-    for await (const part of request.parts()) {
+  /** One part after another until the body ends; returns the file part when it comes. */
+  const next = async (): Promise<FilePart | undefined> => {
+    for (let n = await parts.next(); n.done !== true; n = await parts.next()) {
+      const part = n.value;
       if (part.type === 'field') {
         if (part.fieldname === 'title' && typeof part.value === 'string') {
-          if (done) lateTitle = part.value;
+          if (sawFile) lateTitle = part.value;
           else title = part.value;
         }
         continue;
       }
-      if (part.fieldname !== 'file' || done) {
+      if (part.fieldname !== 'file' || sawFile) {
         part.file.resume(); // not ours: drain it
         continue;
       }
-      done = { result: await consume(part as unknown as FilePart, title) };
+      sawFile = true;
+      return part as unknown as FilePart;
+    }
+    return undefined;
+  };
+  const untilBodyEnds = async (): Promise<{ title?: string | undefined }> => {
+    await next(); // after the file part, next() only returns at the end of the body
+    return { title: lateTitle };
+  };
+  try {
+    const file = await next();
+    if (file) {
+      done = { result: await consume(file, title, untilBodyEnds) };
+      // The store awaited untilBodyEnds before committing; this only confirms the end.
+      await next();
     }
   } catch (err) {
     discardRest(request);
@@ -159,7 +178,7 @@ async function readMultipart<T>(
       errors: [{ path: ['file'], message: 'a part named file is required' }],
     });
   }
-  return { result: done.result, lateTitle };
+  return done.result;
 }
 
 /** Stop parsing and let the socket drain; `connection: close` ends it after the answer. */
