@@ -122,6 +122,7 @@ program
   .description("write the stored schema (a source's, or runtime objects) as declaration YAML")
   .option('--runtime', 'pull runtime objects instead of the source')
   .option('--out <dir>', 'folder to write into (default: the schema folder)')
+  .option('--force', 'write even if the folder already holds declaration files (same-named files are overwritten)')
   .action(action(() => import('./commands/pull.js')));
 
 const serveOptions = (cmd: Command): Command =>

@@ -93,12 +93,21 @@ export function readSavedPlan(file: string): SavedPlan {
   return p as SavedPlan;
 }
 
-/** `--allow-destructive` as commander gives it: true (bare flag), a comma list, or absent. */
+/**
+ * `--allow-destructive` as commander gives it: true (bare flag), a comma list, or absent.
+ * An empty value (`--allow-destructive "$UNSET_CI_VARIABLE"`) is refused: read as the bare
+ * flag it would allow every loss, the opposite of what an empty list means (issue 4).
+ */
 export function parseAllow(v: unknown): boolean | string[] | undefined {
   if (v === true) return true;
   if (typeof v === 'string') {
     const list = v.split(',').map((s) => s.trim()).filter(Boolean);
-    return list.length > 0 ? list : true;
+    if (list.length === 0) {
+      throw new CliError('--allow-destructive was given an empty list of targets; nothing was sent to the instance.', {
+        hint: 'Pass the targets to allow (--allow-destructive deal.amount,legacy), the bare flag to allow every loss, or leave the flag out.',
+      });
+    }
+    return list;
   }
   return undefined;
 }

@@ -1,17 +1,17 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve, dirname } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { AttributeDecl, Declaration, ObjectDecl } from '../../engine/model/declaration.js';
-import type { StoredObject } from '../../engine/model/stored.js';
+import type { Owner, StoredObject, StoredView } from '../../engine/model/stored.js';
 import { storedSpec } from '../../engine/plan/attributes.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { clientFor, configPathOf } from '../instance.js';
-import { storedDeclaration } from './plan.js';
 
 interface PullOptions {
   runtime?: boolean;
   out?: string;
+  force?: boolean;
 }
 
 /** A runtime object as a declaration (system attributes are never declarable). */
@@ -25,19 +25,34 @@ export function objectDecl(o: StoredObject): ObjectDecl {
   return { ...(o.label ? { label: o.label } : {}), ...(o.description ? { description: o.description } : {}), attributes };
 }
 
-/** Drop the one-push `renamedFrom` hints: pulled files describe the state, not a move. */
-function withoutHints(d: Declaration): Declaration {
-  const objects: Record<string, ObjectDecl> = {};
-  for (const [name, o] of Object.entries(d.objects ?? {})) {
-    const { renamedFrom: _r, ...rest } = o;
-    const attributes: Record<string, AttributeDecl> = {};
-    for (const [a, spec] of Object.entries(o.attributes ?? {})) {
-      const { renamedFrom: _ar, ...s } = spec;
-      attributes[a] = s;
-    }
-    objects[name] = { ...rest, attributes };
+/**
+ * What the instance holds for a source, as a declaration: its objects with the
+ * attributes it owns (runtime attributes on them stay runtime, so they are left out, as
+ * plan would keep them) and its views. Built from the stored schema, not the last pushed
+ * declaration, so changes made at runtime since (a relabelled attribute) are pulled too.
+ */
+export function sourceDeclaration(objects: StoredObject[], views: StoredView[], source: string): Declaration {
+  const mine = (owner: Owner) => owner.kind === 'source' && owner.id === source;
+  const out: Declaration = { objects: {}, views: {} };
+  for (const o of objects) {
+    if (!mine(o.owner)) continue;
+    const decl = objectDecl({ ...o, attributes: o.attributes.filter((a) => mine(a.owner)) });
+    out.objects[o.name] = decl;
   }
-  return { objects, views: d.views ?? {} };
+  for (const v of views) {
+    if (!mine(v.owner)) continue;
+    const { name, owner: _o, ...decl } = v;
+    out.views[name] = decl;
+  }
+  return out;
+}
+
+/** Declaration files already in the folder (the project file itself aside). */
+function declarationFiles(folder: string, configPath: string): string[] {
+  if (!existsSync(folder)) return [];
+  return readdirSync(folder)
+    .filter((f) => /\.ya?ml$/i.test(f) && resolve(folder, f) !== resolve(configPath))
+    .sort();
 }
 
 function schemaFolder(configPath: string): string | undefined {
@@ -60,7 +75,7 @@ function sourceOf(configPath: string): string | undefined {
 }
 
 /**
- * `schemasync pull` (contract.md §4): the source's stored declaration (or, with
+ * `schemasync pull` (contract.md §4): the source's stored schema (or, with
  * --runtime, every runtime object) as declaration YAML, one file per object plus
  * views.yaml, so that `plan` on the written files shows no changes.
  */
@@ -70,6 +85,14 @@ export const run: CommandRun<PullOptions> = async (ctx) => {
   const folder = ctx.options.out ? resolve(ctx.cwd, ctx.options.out) : schemaFolder(configPath);
   if (!folder) throw new CliError('No folder to write into: pass --out <dir> or run where schemasync.yaml is.');
 
+  // Writing beside existing declaration files would declare every object twice.
+  const existing = declarationFiles(folder, configPath);
+  if (existing.length > 0 && !ctx.options.force) {
+    throw new CliError(`${relative(ctx.cwd, folder) || folder} already holds declaration files (${existing.slice(0, 3).join(', ')}${existing.length > 3 ? ', …' : ''}); nothing was written.`, {
+      hint: 'Pull into an empty or new folder with --out <dir>, or pass --force to overwrite files of the same name.',
+    });
+  }
+
   let declaration: Declaration;
   if (ctx.options.runtime) {
     const objects = (await client.schema.listObjects()).filter((o) => o.owner.kind === 'runtime');
@@ -77,7 +100,7 @@ export const run: CommandRun<PullOptions> = async (ctx) => {
   } else {
     const source = sourceOf(configPath);
     if (!source) throw new CliError(`No source id: ${relative(ctx.cwd, configPath)} is missing or has no "source".`, { hint: 'Run `schemasync init`, or pull runtime objects with --runtime.' });
-    declaration = withoutHints(await storedDeclaration(client, source));
+    declaration = sourceDeclaration(await client.schema.listObjects(), await client.views.list(), source);
   }
 
   mkdirSync(folder, { recursive: true });

@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { resolve } from 'node:path';
+import { uncoveredDestructive } from '../../engine/plan/policy.js';
 import { refusal } from '../../engine/plan/refusal.js';
 import { ServiceRequestError } from '../../engine/sdk/index.js';
 import type { Plan } from '../../engine/plan/types.js';
@@ -25,8 +26,8 @@ interface SyncOptions {
 export const run: CommandRun<SyncOptions> = async (ctx) => {
   // no instance is exit 2 (contract §4) whatever the files say, so resolve it first (no I/O)
   const client = clientFor(ctx);
-  const project = loadOrFail(ctx);
   const allow = parseAllow(ctx.options.allowDestructive);
+  const project = loadOrFail(ctx);
   const json = ctx.global.json === true || ctx.options.format === 'json';
 
   let declaration = project.declaration;
@@ -46,14 +47,18 @@ export const run: CommandRun<SyncOptions> = async (ctx) => {
       hint: 'Run `schemasync plan --out <file>` again and review the new plan.',
     });
   }
-  if (!json) ctx.stdout.write(renderPlanText(plan, ctx.colors, client.baseUrl));
+  if (!json) ctx.stdout.write(renderPlanText(plan, ctx.colors, client.baseUrl, allow !== undefined ? { allow } : {}));
 
   const refused = refusal(plan, { ...(allow !== undefined ? { allowDestructive: allow } : {}), currentVersion: plan.baseVersion });
   if (refused) {
     if (json) ctx.stdout.write(renderPlanJson(plan, { applied: false, error: { status: refused.status, code: refused.code, message: refused.message } }));
     ctx.stderr.write(`${formatServiceErrorLine(refused.status, refused.code, refused.message)}\n`);
     if (refused.code === 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED') {
-      for (const s of plan.steps.filter((x) => x.destructive)) ctx.stderr.write(`  - ${s.target}: ${s.reason ?? s.action} (${s.affected ?? 0} affected)\n`);
+      // only what the flag leaves uncovered; the fix below names the whole list to pass
+      for (const s of uncoveredDestructive(plan, allow)) {
+        const ids = s.sampleIds && s.sampleIds.length > 0 ? `, e.g. ${s.sampleIds.join(', ')}` : '';
+        ctx.stderr.write(`  - ${s.target}: ${s.reason ?? s.action} (${s.affected ?? 0} affected${ids})\n`);
+      }
     }
     if (refused.details.fix) ctx.stderr.write(`  fix: ${refused.details.fix}\n`);
     return 1;

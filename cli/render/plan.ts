@@ -1,5 +1,6 @@
 import type { AttributeSpec } from '../../engine/model/attribute.js';
-import type { Conflict, FieldChange, Plan, Step, StepAction } from '../../engine/plan/types.js';
+import { uncoveredDestructive } from '../../engine/plan/policy.js';
+import type { AllowDestructive, Conflict, FieldChange, Plan, Step, StepAction } from '../../engine/plan/types.js';
 import type { Colors } from '../context.js';
 
 /**
@@ -81,7 +82,8 @@ export function summaryLine(plan: Plan): string {
   return `${line}.`;
 }
 
-export function renderPlanText(plan: Plan, c: Colors, where?: string): string {
+/** `allow`: the --allow-destructive in force (sync), so steps it covers need no reminder. */
+export function renderPlanText(plan: Plan, c: Colors, where?: string, options: { allow?: AllowDestructive } = {}): string {
   const lines: string[] = [];
   lines.push(c.bold(`Source ${plan.source} at version ${plan.baseVersion}${where ? ` on ${where}` : ''}`));
   for (const s of plan.steps) lines.push(stepLine(s, c));
@@ -90,7 +92,7 @@ export function renderPlanText(plan: Plan, c: Colors, where?: string): string {
     for (const k of plan.conflicts) lines.push(...conflictLines(k, c));
   }
   const destructive = plan.steps.filter((s) => s.destructive);
-  if (destructive.length > 0) {
+  if (uncoveredDestructive(plan, options.allow).length > 0) {
     lines.push('', c.yellow(`Destructive steps need --allow-destructive (all) or --allow-destructive ${destructive.map((s) => s.target).join(',')}`));
   }
   lines.push('', summaryLine(plan));

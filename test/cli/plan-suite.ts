@@ -119,6 +119,31 @@ export function defineCliSuite(name: string, startInstance: (dir: string) => Pro
       expect(await attributesOf(baseUrl, key, 'deal')).not.toContain('amount');
     });
 
+    it('--allow-destructive "" is refused; a partial allow lists only the uncovered loss, the fix every loss', async () => {
+      const two = `${DEAL.replace('      amount: { type: integer }\n', '')}      x: { type: text }\n      y: { type: text }\n`;
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), two);
+      expect((await cli(['sync', '--yes'], dir, env)).code).toBe(0);
+      await api(baseUrl, key, 'POST', '/records/deal', { title: 'xy', x: 'a', y: 'b' });
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), DEAL.replace('      amount: { type: integer }\n', ''));
+
+      const empty = await cli(['sync', '--yes', '--allow-destructive', ''], dir, env);
+      expect(empty.code).toBe(1);
+      expect(empty.err).toMatch(/--allow-destructive was given an empty list/);
+      expect(await attributesOf(baseUrl, key, 'deal')).toEqual(expect.arrayContaining(['x', 'y']));
+
+      const partial = await cli(['sync', '--yes', '--allow-destructive', 'deal.x'], dir, env);
+      expect(partial.code).toBe(1);
+      expect(partial.err).toMatch(/^  - deal\.y: .*\(1 affected\)$/m);
+      expect(partial.err).not.toMatch(/^  - deal\.x:/m);
+      expect(partial.err).toMatch(/fix: .*--allow-destructive deal\.x,deal\.y/);
+      expect(partial.out).toMatch(/Destructive steps need --allow-destructive \(all\) or --allow-destructive deal\.x,deal\.y/);
+
+      const all = await cli(['sync', '--yes', '--allow-destructive', 'deal.x,deal.y'], dir, env);
+      expect(all.code, all.err).toBe(0);
+      expect(all.out).not.toMatch(/Destructive steps need/);
+      expect(await attributesOf(baseUrl, key, 'deal')).not.toContain('x');
+    });
+
     it('a data conflict exits 1 with the code and the fix', async () => {
       await api(baseUrl, key, 'POST', '/records/deal', { title: 'b' });
       writeFileSync(join(dir, 'schema', 'deal.yaml'), `${DEAL.replace('      amount: { type: integer }\n', '')}      region: { type: text, required: true }\n`);
@@ -185,12 +210,27 @@ export function defineCliSuite(name: string, startInstance: (dir: string) => Pro
       expect(text).not.toMatch(/created_at|\bid:/);
     });
 
-    it('pull writes YAML that plans to zero changes', async () => {
+    it('pull refuses a folder that holds declaration files unless --force', async () => {
+      const r = await cli(['pull'], dir, env);
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/already holds declaration files \(deal\.yaml\); nothing was written/);
+      expect(readdirSync(join(dir, 'schema'))).toEqual(['deal.yaml']);
+      const before = readFileSync(join(dir, 'schema', 'deal.yaml'), 'utf8');
+      const forced = await cli(['pull', '--force'], dir, env);
+      expect(forced.code, forced.err).toBe(0);
+      expect(readdirSync(join(dir, 'schema'))).toEqual(['deal.yaml']);
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), before);
+    });
+
+    it('pull writes the stored schema (a runtime label change included) as YAML that plans to zero changes', async () => {
       expect((await cli(['sync', '--yes'], dir, env)).code).toBe(0);
+      const relabel = await api(baseUrl, key, 'PUT', '/schema/objects/deal/attributes/title', { label: 'Headline' });
+      expect(relabel.status).toBe(200);
       const target = join(dir, 'pulled');
       const r = await cli(['pull', '--out', target], dir, env);
       expect(r.code, r.err).toBe(0);
       expect(readdirSync(target)).toEqual(['deal.yaml']);
+      expect(readFileSync(join(target, 'deal.yaml'), 'utf8')).toMatch(/label: Headline/);
       const clone = mkdtempSync(join(tmpdir(), 'ss-pulled-'));
       writeFileSync(join(clone, 'schemasync.yaml'), `source: crm\nschema: ${target}\nbaseUrl: ${baseUrl}\n`);
       const p = await cli(['plan', '--detailed-exitcode'], clone, { SCHEMASYNC_API_KEY: key });

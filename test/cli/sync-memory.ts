@@ -113,6 +113,12 @@ export function memoryStore(): Store {
       rows[input.name] = [];
       return o;
     },
+    updateAttribute(object, attribute, patch) {
+      const a = obj(object).attributes.find((x) => x.name === attribute);
+      if (!a) throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `No attribute "${attribute}"`);
+      Object.assign(a, patch, { updatedAt: T() });
+      return a;
+    },
     addAttribute(object, spec, owner) {
       const { name, ...rest } = spec;
       const a = { ...rest, name, id: randomUUID(), protected: false, system: false, owner, createdAt: T(), updatedAt: T() };

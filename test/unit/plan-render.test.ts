@@ -75,6 +75,13 @@ describe('plan renderer', () => {
     `);
   });
 
+  it('the --allow-destructive reminder shows only while some loss is uncovered, naming every loss', () => {
+    const reminder = /Destructive steps need --allow-destructive \(all\) or --allow-destructive deal\.legacy,old/;
+    expect(renderPlanText(plan(), makeColors(false), undefined, { allow: ['deal.legacy'] })).toMatch(reminder);
+    expect(renderPlanText(plan(), makeColors(false), undefined, { allow: ['deal.legacy', 'old'] })).not.toMatch(/Destructive steps need/);
+    expect(renderPlanText(plan(), makeColors(false), undefined, { allow: true })).not.toMatch(/Destructive steps need/);
+  });
+
   it('an empty plan says there is nothing to do', () => {
     const objects = storedFrom(before);
     const p = planPush({ sourceId: 'crm', declaration: before, objects, views: storedViews(before), source: { id: 'crm', version: 2, appliedAt: null, declaration: before }, facts: new MemoryFacts(objects, {}) });
