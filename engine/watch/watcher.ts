@@ -39,7 +39,10 @@ export function staticBase(pattern: string): string {
 /**
  * Editors' scratch files: vim swap files and its `4913` probe, backups ending in `~`,
  * emacs `#autosave#` and `.#lock` files, and the temp files of atomic saves. They are
- * never declarations; reacting to them would sync half-saved states.
+ * never declarations; reacting to them would sync half-saved states. The loose
+ * `.tmp<suffix>` pattern (`a.yaml.tmp-123`, `a.tmp.1a2b`) stops short of names ending in
+ * .yaml/.yml: `schema/app.tmp.yaml` is a declaration someone named so, and ignoring it
+ * would silently leave its objects unsynced.
  */
 export function isEditorTempFile(path: string): boolean {
   const name = basename(path);
@@ -49,7 +52,8 @@ export function isEditorTempFile(path: string): boolean {
     /^#.*#$/.test(name) ||
     name.startsWith('.#') ||
     name === '4913' ||
-    /\.tmp[.-]?\w*$/i.test(name) ||
+    (/\.tmp[.-]?\w*$/i.test(name) && !/\.ya?ml$/i.test(name)) ||
+    /___jb_(tmp|old)___$/.test(name) ||
     /\.\d+\.tmp$/.test(name)
   );
 }

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isEditorTempFile, startWatcher, staticBase, watchTargets, type WatchEvent, type Watcher } from '../../engine/watch/watcher.js';
+import { isDeclarationPath, isEditorTempFile, startWatcher, staticBase, watchTargets, type WatchEvent, type Watcher } from '../../engine/watch/watcher.js';
 
 let dirs: string[] = [];
 let watchers: Watcher[] = [];
@@ -53,6 +53,17 @@ describe('watch targets', () => {
       expect(isEditorTempFile(`/p/schema/${f}`), f).toBe(true);
     }
     expect(isEditorTempFile('/p/schema/a.yaml')).toBe(false);
+  });
+
+  it('a declaration whose name contains .tmp is still a declaration', () => {
+    for (const f of ['app.tmp.yaml', 'app.tmp.yml', 'app.tmp-v2.yaml', 'x.TMP.YAML']) {
+      expect(isEditorTempFile(`/p/schema/${f}`), f).toBe(false);
+      expect(isDeclarationPath(`/p/schema/${f}`, '/p/schemasync.yaml'), f).toBe(true);
+    }
+    // The atomic-save temporaries that sit beside them stay ignored.
+    for (const f of ['app.yaml.tmp', 'app.yaml.tmp-1234', 'app.tmp.1a2b', 'app.yaml___jb_tmp___']) {
+      expect(isEditorTempFile(`/p/schema/${f}`), f).toBe(true);
+    }
   });
 });
 
