@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectError, openTempStore, startTestServer, type TestServer } from './helpers.js';
 
@@ -50,17 +51,50 @@ async function seed(n: number, values: (i: number) => Record<string, unknown>): 
   return ids;
 }
 
+/** A second connection on the server's SQLite file, for state no route sets (owners, protected flags). */
+function sql(statement: string, ...args: unknown[]): void {
+  const db = new Database(join(s!.dataDir, 'schemasync.db'));
+  try {
+    db.prepare(statement).run(...args);
+  } finally {
+    db.close();
+  }
+}
+
+async function upload(object: string, id: string, attribute: string): Promise<void> {
+  const form = new FormData();
+  form.append('file', new Blob([Buffer.from('%PDF')], { type: 'application/pdf' }), 'a.pdf');
+  const res = await fetch(`${s!.base}/upload/${object}/${id}/${attribute}`, { method: 'POST', headers: { authorization: `Bearer ${s!.ownerKey}` }, body: form });
+  expect(res.status, await res.text()).toBe(201);
+}
+
+async function link(ids: string[]): Promise<string> {
+  const c = await s!.call('POST', '/records/company', { body: { name: 'Acme' } });
+  for (const id of ids) {
+    const r = await s!.call('PUT', `/records/deal/${id}`, { body: { company: c.body.data.id }, headers: { 'if-match': '*' } });
+    expect(r.status, r.text).toBe(200);
+  }
+  return c.body.data.id as string;
+}
+
+const value = async (object: string, id: string, attribute: string) => (await s!.call('GET', `/records/${object}/${id}`)).body.data.values[attribute];
+
 const brief = (plan: { steps: { action: string; target: string; destructive: boolean; affected?: number }[] }) =>
   plan.steps.map((x) => `${x.action} ${x.target}${x.destructive ? ` !${x.affected ?? 0}` : ''}`);
 
 interface Scenario {
   name: string;
+  /** Changes to the first declaration (pushed before the data is created). */
+  before?: (d: Decl) => void;
   after: (d: Decl) => void;
   data: (i: number) => Record<string, unknown>;
+  /** More data or out-of-band state after the records exist (uploads, links, protected flags). */
+  prepare?: (ids: string[]) => Promise<void>;
   steps?: string[];
   code?: string;
   status?: number;
-  conflict?: { rule?: string; count: number };
+  /** count undefined: a rule without record counts (protected, missing target). */
+  conflict?: { rule?: string; count?: number };
   allow?: boolean | string[];
   /** After a successful push: check the store. */
   check?: (ids: string[]) => Promise<void>;
@@ -157,14 +191,123 @@ const scenarios: Scenario[] = [
     data: () => ({ title: 't' }),
     code: 'SCHEMA_OBJECT_REFERENCED', status: 409,
   },
+  {
+    name: 'min/max that stored values break',
+    after: (d) => { d.objects.deal!.attributes.amount = { type: 'integer', min: 1, max: 1 }; },
+    data: (i) => ({ title: 't', amount: i }),
+    code: 'SCHEMA_SYNC_CONFLICT', status: 409, conflict: { rule: 'range', count: 2 },
+  },
+  {
+    name: 'a pattern that stored values break',
+    after: (d) => { d.objects.deal!.attributes.title = { type: 'text', required: true, pattern: '^t[0-9]$' }; },
+    data: (i) => ({ title: i === 0 ? 't0' : 'bad' }),
+    code: 'SCHEMA_SYNC_CONFLICT', status: 409, conflict: { rule: 'pattern', count: 2 },
+  },
+  {
+    name: 'single-file over records holding several',
+    before: (d) => { d.objects.deal!.attributes.files = { type: 'document', multiple: true }; },
+    after: (d) => { d.objects.deal!.attributes.files = { type: 'document', multiple: false }; },
+    data: () => ({ title: 't' }),
+    prepare: async (ids) => {
+      for (const id of ids.slice(0, 2)) for (let k = 0; k < 2; k++) await upload('deal', id, 'files');
+      await upload('deal', ids[2]!, 'files');
+    },
+    code: 'SCHEMA_SYNC_CONFLICT', status: 409, conflict: { rule: 'multiple', count: 2 },
+  },
+  {
+    name: 'a relation target change over existing links',
+    before: (d) => { d.objects.person = { attributes: { name: { type: 'text' } } }; },
+    after: (d) => { d.objects.deal!.attributes.company = { type: 'relation', target: 'person' }; },
+    data: () => ({ title: 't' }),
+    prepare: async (ids) => void (await link(ids.slice(0, 2))),
+    code: 'SCHEMA_SYNC_CONFLICT', status: 409, conflict: { rule: 'relation_target', count: 2 },
+  },
+  {
+    name: 'a relation to an object neither declared nor stored',
+    after: (d) => { d.objects.deal!.attributes.owner = { type: 'relation', target: 'person' }; },
+    data: () => ({ title: 't' }),
+    code: 'SCHEMA_SYNC_CONFLICT', status: 409, conflict: { rule: 'missing_target' },
+  },
+  {
+    name: 'a change to a system-protected attribute',
+    after: (d) => { d.objects.deal!.attributes.amount = { type: 'number' }; },
+    data: (i) => ({ title: 't', amount: i }),
+    prepare: async () => sql("UPDATE _ss_attributes SET protected = 1 WHERE name = 'amount'"),
+    code: 'SCHEMA_SYNC_CONFLICT', status: 409, conflict: { rule: 'protected' },
+  },
+  {
+    name: 'widen select → text in place',
+    after: (d) => { d.objects.deal!.attributes.stage = { type: 'text' }; },
+    data: (i) => ({ title: 't', stage: i === 0 ? 'won' : 'lead' }),
+    steps: ['change_attribute deal.stage'],
+    check: async (ids) => expect(await value('deal', ids[0]!, 'stage')).toBe('won'),
+  },
+  {
+    name: 'allowDestructive: true applies every loss',
+    before: (d) => { d.objects.deal!.attributes.note = { type: 'text' }; },
+    after: (d) => { delete d.objects.deal!.attributes.amount; delete d.objects.deal!.attributes.note; },
+    data: (i) => ({ title: 't', amount: i, note: 'n' }),
+    steps: ['drop_attribute deal.amount !3', 'drop_attribute deal.note !3'],
+    allow: true,
+    check: async (ids) => {
+      const keys = Object.keys((await s!.call('GET', `/records/deal/${ids[0]}`)).body.data.values);
+      expect(keys).not.toContain('amount');
+      expect(keys).not.toContain('note');
+    },
+  },
+  ...(['core', 'bundle'] as const).map((kind): Scenario => ({
+    name: `an object owned by ${kind} → SCHEMA_DUPLICATE_OBJECT`,
+    after: () => {},
+    data: () => ({ title: 't' }),
+    prepare: async () => sql("UPDATE _ss_objects SET owner_kind = ?, owner_id = NULL WHERE name = 'company'", kind),
+    code: 'SCHEMA_DUPLICATE_OBJECT', status: 409,
+  })),
+  {
+    name: 'document → text is destructive with the attached documents',
+    before: (d) => { d.objects.deal!.attributes.files = { type: 'document', multiple: true }; },
+    after: (d) => { d.objects.deal!.attributes.files = { type: 'text' }; },
+    data: () => ({ title: 't' }),
+    prepare: async (ids) => { await upload('deal', ids[0]!, 'files'); await upload('deal', ids[0]!, 'files'); await upload('deal', ids[1]!, 'files'); },
+    steps: ['change_attribute deal.files !3'],
+    code: 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED', status: 500,
+  },
+  {
+    name: 'datetime → date drops times: destructive with the altered count',
+    before: (d) => { d.objects.deal!.attributes.closed = { type: 'datetime' }; },
+    after: (d) => { d.objects.deal!.attributes.closed = { type: 'date' }; },
+    data: (i) => ({ title: 't', closed: i === 0 ? '2026-01-01T00:00:00Z' : '2026-01-01T09:30:00Z' }),
+    steps: ['change_attribute deal.closed !2'],
+    code: 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED', status: 500,
+  },
+  {
+    name: 'required with a default over nulls fills them',
+    after: (d) => { d.objects.deal!.attributes.amount = { type: 'integer', required: true, default: 0 }; },
+    data: (i) => ({ title: 't', amount: i === 0 ? 7 : null }),
+    steps: ['change_attribute deal.amount'],
+    check: async (ids) => expect([await value('deal', ids[0]!, 'amount'), await value('deal', ids[1]!, 'amount'), await value('deal', ids[2]!, 'amount')]).toEqual([7, 0, 0]),
+  },
+  {
+    name: 'rename a relation target object; links follow',
+    after: (d) => { d.objects.organization = { ...d.objects.company!, renamedFrom: 'company' }; delete d.objects.company; d.objects.deal!.attributes.company = { type: 'relation', target: 'organization' }; },
+    data: () => ({ title: 't' }),
+    prepare: async (ids) => void (await link(ids)),
+    steps: ['rename_object organization'],
+    check: async (ids) => {
+      const c = await value('deal', ids[0]!, 'company');
+      expect((await s!.call('GET', `/records/organization/${c}`)).body.data.values.name).toBe('Acme');
+    },
+  },
 ];
 
 describe('PUT /schema/sources/:id scenario table', () => {
   it.each(scenarios)('$name', async (sc) => {
     s = await startTestServer();
-    expect((await push(base())).status).toBe(200);
+    const first = base();
+    sc.before?.(first);
+    expect((await push(first)).status).toBe(200);
     const ids = await seed(3, sc.data);
-    const after = base();
+    await sc.prepare?.(ids);
+    const after = structuredClone(first);
     sc.after(after);
 
     const dry = await push(after, { dryRun: true });
@@ -173,8 +316,8 @@ describe('PUT /schema/sources/:id scenario table', () => {
     if (sc.steps) expect(brief(plan)).toEqual(sc.steps);
     if (sc.conflict) {
       const c = plan.conflicts.find((x: { code: string }) => x.code === sc.code);
-      expect(c, JSON.stringify(plan.conflicts)).toMatchObject({ count: sc.conflict.count, ...(sc.conflict.rule ? { rule: sc.conflict.rule } : {}) });
-      expect(c.sampleIds.length).toBe(Math.min(5, sc.conflict.count));
+      expect(c, JSON.stringify(plan.conflicts)).toMatchObject({ ...(sc.conflict.count !== undefined ? { count: sc.conflict.count } : {}), ...(sc.conflict.rule ? { rule: sc.conflict.rule } : {}) });
+      if (sc.conflict.count !== undefined) expect(c.sampleIds.length).toBe(Math.min(5, sc.conflict.count));
       expect(typeof c.fix).toBe('string');
     }
 
