@@ -4,11 +4,12 @@ import { createTwoFilesPatch } from 'diff';
 import { stringify } from 'yaml';
 import type { Declaration } from '../../engine/model/declaration.js';
 import type { Plan } from '../../engine/plan/types.js';
-import { ServiceRequestError, type SchemaClient } from '../../engine/sdk/index.js';
+import type { SchemaClient } from '../../engine/sdk/index.js';
 import type { CommandRun } from '../context.js';
 import { clientFor } from '../instance.js';
 import { renderPlanGithub, renderPlanJson, renderPlanText } from '../render/plan.js';
 import { loadOrFail, locator, type SavedPlan } from './plan-support.js';
+import { sourceDeclaration } from './pull.js';
 
 interface PlanOptions {
   diff?: boolean;
@@ -17,15 +18,12 @@ interface PlanOptions {
   out?: string;
 }
 
-/** The stored declaration of a source, or an empty one before its first push. */
+/**
+ * What the instance holds for a source, as a declaration (the stored schema, so runtime
+ * changes since the last push show in --diff too; empty before its first push).
+ */
 export async function storedDeclaration(client: SchemaClient, source: string): Promise<Declaration> {
-  try {
-    const s = await client.sources.get(source);
-    return s.declaration ?? { objects: {}, views: {} };
-  } catch (e) {
-    if (e instanceof ServiceRequestError && e.status === 404) return { objects: {}, views: {} };
-    throw e;
-  }
+  return sourceDeclaration(await client.schema.listObjects(), await client.views.list(), source);
 }
 
 /** Without `renamedFrom` hints: they are instructions for one push, not part of the shape. */

@@ -193,8 +193,11 @@ export function defineCliSuite(name: string, startInstance: (dir: string) => Pro
 
     it('--diff shows a unified diff of stored vs declared', async () => {
       writeFileSync(join(dir, 'schema', 'deal.yaml'), `${DEAL.replace('      amount: { type: integer }\n', '')}      other: { type: text }\n      extra: { type: boolean }\n`);
+      // a label set at runtime is part of what is stored, so the diff shows it going away
+      expect((await api(baseUrl, key, 'PUT', '/schema/objects/deal/attributes/title', { label: 'Runtime title' })).status).toBe(200);
       const d = await cli(['plan', '--diff'], dir, env);
       expect(d.out).toMatch(/^\+\s+extra:/m);
+      expect(d.out).toMatch(/^-\s+label: Runtime title$/m);
       expect(d.out).toMatch(/^--- stored/m);
     });
 
