@@ -10,7 +10,9 @@ import { CliError } from './errors.js';
  * SCHEMASYNC_BASE_URL > schemasync.yaml `baseUrl` > the local server's
  * `<data>/credentials.json`; the key from --api-key > SCHEMASYNC_API_KEY > that
  * credentials file. The credentials file is looked for in `.schemasync/` next to the
- * config file, then in the working directory.
+ * config file, then in the working directory — or, for a command given `--data <dir>`
+ * (sync, plan), only in `<dir>`: a local server started with another data folder. A key
+ * from `--data` outranks the env key, being a flag.
  */
 export interface Instance {
   baseUrl: string;
@@ -42,13 +44,27 @@ function configBaseUrl(configPath: string): string | undefined {
   }
 }
 
+/** What instance resolution reads of a command's context; `options.data` when it has one. */
+export type InstanceContext = Pick<CommandContext, 'cwd' | 'global'> & { options?: unknown };
+
+function dataOption(ctx: InstanceContext): string | undefined {
+  const data = (ctx.options as { data?: unknown } | undefined)?.data;
+  return typeof data === 'string' && data !== '' ? data : undefined;
+}
+
 export function configPathOf(ctx: Pick<CommandContext, 'cwd' | 'global'>): string {
   return resolve(ctx.cwd, ctx.global.config ?? 'schemasync.yaml');
 }
 
-export function findCredentials(ctx: Pick<CommandContext, 'cwd' | 'global'>): Credentials | undefined {
-  const candidates = [join(dirname(configPathOf(ctx)), '.schemasync', 'credentials.json'), join(ctx.cwd, '.schemasync', 'credentials.json')];
-  for (const file of candidates) {
+/** Where the credentials file is looked for, first match wins. */
+export function credentialsCandidates(ctx: InstanceContext): string[] {
+  const data = dataOption(ctx);
+  if (data !== undefined) return [join(resolve(ctx.cwd, data), 'credentials.json')];
+  return [join(dirname(configPathOf(ctx)), '.schemasync', 'credentials.json'), join(ctx.cwd, '.schemasync', 'credentials.json')];
+}
+
+export function findCredentials(ctx: InstanceContext): Credentials | undefined {
+  for (const file of credentialsCandidates(ctx)) {
     if (existsSync(file)) {
       const c = readJson(file);
       if (c) return c;
@@ -57,10 +73,21 @@ export function findCredentials(ctx: Pick<CommandContext, 'cwd' | 'global'>): Cr
   return undefined;
 }
 
-export function resolveInstance(ctx: Pick<CommandContext, 'cwd' | 'global'>, env: NodeJS.ProcessEnv = process.env): Instance {
-  const nonEmpty = (v: string | undefined) => (v !== undefined && v !== '' ? v : undefined);
+const nonEmpty = (v: string | undefined) => (v !== undefined && v !== '' ? v : undefined);
+
+export function resolveInstance(ctx: InstanceContext, env: NodeJS.ProcessEnv = process.env): Instance {
   const creds = findCredentials(ctx);
-  const apiKey = nonEmpty(ctx.global.apiKey) ?? nonEmpty(env['SCHEMASYNC_API_KEY']) ?? nonEmpty(creds?.apiKey);
+  const data = dataOption(ctx);
+  if (data !== undefined && !creds) {
+    throw new CliError(`No credentials.json in ${data}`, {
+      exitCode: 2,
+      hint: `--data names a local server's data folder: start it with \`schemasync serve --data ${data}\` (or dev).`,
+    });
+  }
+  const apiKey =
+    data !== undefined
+      ? (nonEmpty(ctx.global.apiKey) ?? nonEmpty(creds?.apiKey))
+      : (nonEmpty(ctx.global.apiKey) ?? nonEmpty(env['SCHEMASYNC_API_KEY']) ?? nonEmpty(creds?.apiKey));
   const pick = (baseUrl: string, from: Instance['from']): Instance => ({ baseUrl, apiKey, from });
   const flag = nonEmpty(ctx.global.baseUrl);
   if (flag) return pick(flag, 'flag');
@@ -76,7 +103,19 @@ export function resolveInstance(ctx: Pick<CommandContext, 'cwd' | 'global'>, env
   });
 }
 
-export function clientFor(ctx: Pick<CommandContext, 'cwd' | 'global'>, env: NodeJS.ProcessEnv = process.env): SchemaClient {
+/**
+ * The key for a long-running command (watch): a key given as a flag or env is fixed;
+ * otherwise the credentials file is read again on every call, so a watch started before
+ * the local server's first start picks up the key that start writes (and a key rotated
+ * by a fresh data folder), instead of failing every push until restarted (issue 6).
+ */
+export function liveApiKey(ctx: InstanceContext, env: NodeJS.ProcessEnv = process.env): () => string | undefined {
+  const fixed = nonEmpty(ctx.global.apiKey) ?? (dataOption(ctx) === undefined ? nonEmpty(env['SCHEMASYNC_API_KEY']) : undefined);
+  if (fixed !== undefined) return () => fixed;
+  return () => nonEmpty(findCredentials(ctx)?.apiKey);
+}
+
+export function clientFor(ctx: InstanceContext, env: NodeJS.ProcessEnv = process.env): SchemaClient {
   const inst = resolveInstance(ctx, env);
   return new SchemaClient({ baseUrl: inst.baseUrl, apiKey: inst.apiKey });
 }

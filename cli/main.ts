@@ -107,6 +107,7 @@ program
   .option('--allow-destructive [targets]', 'allow data loss: all, or only the listed targets (deal.amount,legacy)')
   .option('-y, --yes', 'apply without asking')
   .option('--plan <file>', 'apply a saved plan, only if the source is unchanged since')
+  .option('--data <dir>', "a local server's data folder: take its key from <dir>/credentials.json")
   .addOption(formatOption())
   .action(action(() => import('./commands/sync.js')));
 

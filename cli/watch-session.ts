@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import type { Declaration } from '../engine/model/declaration.js';
 import type { AllowDestructive, Step, StepAction } from '../engine/plan/types.js';
@@ -14,6 +15,7 @@ import { SchemaClient } from '../engine/sdk/index.js';
 import { withSuggestion } from './render/diagnostics.js';
 import type { CommandContext } from './context.js';
 import { CliError, formatServiceErrorLine } from './errors.js';
+import { credentialsCandidates, resolveInstance, type InstanceContext } from './instance.js';
 
 /**
  * What `watch` and `dev` share: the loop wired to the real loader, one log line per
@@ -26,7 +28,7 @@ export interface WatchRunOptions {
   allowDestructive: AllowDestructive;
   push: (source: string, declaration: Declaration, call: PushCall) => Promise<PushAnswer>;
   /** The command that applies held-back steps (without `--allow-destructive`). */
-  syncCommand: string;
+  syncCommand: string | (() => string);
   /** Resolves when the user asks to stop; defaults to the first SIGINT or SIGTERM. */
   stopSignal?: Promise<NodeJS.Signals>;
   /** Called after the first run has finished (dev prints its banner tail here). */
@@ -54,8 +56,64 @@ export function parseDebounce(value: unknown): number {
   return Math.round(ms);
 }
 
-export function syncCommandFor(ctx: CommandContext<unknown>): string {
-  return ctx.global.config ? `schemasync sync --config ${ctx.global.config}` : 'schemasync sync';
+/** The server a command line must reach: dev's own (its URL and data folder). */
+export interface LocalServerTarget {
+  baseUrl: string;
+  dataDir: string;
+  credentialsPath: string;
+}
+
+/**
+ * `schemasync sync` as the user would type it here. For dev, the command must reach dev's
+ * server: `--data <dir>` is added when the key would not come from dev's credentials.json
+ * (another data folder, or an env key), and `--base-url` when the usual resolution
+ * (cli/instance.ts: env, schemasync.yaml `baseUrl`, then credentials) would land
+ * elsewhere — so the printed command works as printed and never carries the key itself.
+ */
+export function syncCommandFor(ctx: CommandContext<unknown>, server?: LocalServerTarget, env: NodeJS.ProcessEnv = process.env): string {
+  const words = ['schemasync', 'sync'];
+  if (ctx.global.config) words.push('--config', shellWord(ctx.global.config));
+  if (!server) return words.join(' ');
+  const creds = credentialsCandidates(plainContext(ctx)).find((f) => existsSync(f));
+  const envKey = env['SCHEMASYNC_API_KEY'] !== undefined && env['SCHEMASYNC_API_KEY'] !== '';
+  let data: string | undefined;
+  if (envKey || creds === undefined || resolve(creds) !== resolve(server.credentialsPath)) {
+    data = relative(ctx.cwd, server.dataDir) || '.';
+  }
+  // With --data, that folder's credentials give the base URL too (below env and schemasync.yaml).
+  const reach = usualInstance(ctx, env, data);
+  if (!sameUrl(reach.baseUrl, server.baseUrl)) words.push('--base-url', shellWord(server.baseUrl));
+  if (data !== undefined) words.push('--data', shellWord(data));
+  return words.join(' ');
+}
+
+/**
+ * What a plain command (`sync`, `plan`, `records` …) run here would talk to, and why
+ * (dev warns when that is not its server). `data` is a `--data` the command would carry.
+ */
+export function usualInstance(ctx: InstanceContext, env: NodeJS.ProcessEnv = process.env, data?: string): { baseUrl: string | undefined; from: string } {
+  try {
+    const plain = plainContext(ctx);
+    const inst = resolveInstance(data !== undefined ? { ...plain, options: { data } } : plain, env);
+    const from = { flag: '--base-url', env: 'SCHEMASYNC_BASE_URL', config: "schemasync.yaml's baseUrl", credentials: 'the credentials file found' }[inst.from];
+    return { baseUrl: inst.baseUrl, from };
+  } catch {
+    return { baseUrl: undefined, from: 'nothing' };
+  }
+}
+
+/** The context without instance flags or options (dev's `--data` is its server's folder, not a lookup). */
+function plainContext(ctx: InstanceContext): InstanceContext {
+  return { cwd: ctx.cwd, global: { color: ctx.global.color, ...(ctx.global.config !== undefined ? { config: ctx.global.config } : {}) } };
+}
+
+export function sameUrl(a: string | undefined, b: string | undefined): boolean {
+  const norm = (u: string | undefined) => u?.trim().replace(/\/+$/, '');
+  return a !== undefined && b !== undefined && norm(a) === norm(b);
+}
+
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 export const debugEnabled = (): boolean => Boolean(process.env['SCHEMASYNC_DEBUG']);
@@ -106,10 +164,16 @@ export async function runWatch(ctx: CommandContext<unknown>, options: WatchRunOp
  * loop has its own backoff for an unreachable server, and a refusal must come back at
  * once (SCHEMA_DESTRUCTIVE_NOT_ALLOWED is a 500 the SDK would otherwise retry).
  */
-export function sdkPush(baseUrl: string, apiKey: string | undefined): WatchRunOptions['push'] {
-  const client = new SchemaClient({ baseUrl, apiKey, retries: 0, timeoutMs: 15_000 });
-  return (source, declaration, call) =>
-    client.sources.push(source, declaration, { dryRun: call.dryRun, allowDestructive: call.allowDestructive });
+export function sdkPush(baseUrl: string, apiKey: string | undefined | (() => string | undefined)): WatchRunOptions['push'] {
+  const keyNow = typeof apiKey === 'function' ? apiKey : () => apiKey;
+  let current: { key: string | undefined; client: SchemaClient } | undefined;
+  return (source, declaration, call) => {
+    // The key is asked for on every push (liveApiKey re-reads credentials.json); a new
+    // key gets a new client.
+    const key = keyNow();
+    if (!current || current.key !== key) current = { key, client: new SchemaClient({ baseUrl, apiKey: key, retries: 0, timeoutMs: 15_000 }) };
+    return current.client.sources.push(source, declaration, { dryRun: call.dryRun, allowDestructive: call.allowDestructive });
+  };
 }
 
 // --- loading -------------------------------------------------------------------------

@@ -3,7 +3,7 @@ import { readCredentials, startLocalServer, writeCredentials } from '../../engin
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { configPathOf } from '../instance.js';
-import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, untilSignal } from '../watch-session.js';
+import { parseAllowDestructive, parseDebounce, runWatch, sameUrl, sdkPush, syncCommandFor, untilSignal, usualInstance } from '../watch-session.js';
 
 /**
  * `schemasync dev` (contract.md §4, issue 6): the local server, a first sync and watch, in
@@ -56,12 +56,20 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
     ctx.stdout.write(`schemasync dev: server on ${c.bold(server.baseUrl)}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}\n`);
     ctx.stdout.write(`data: ${shown(server.dataDir)}  credentials: ${shown(server.credentialsPath)} (mode 0600)\n`);
     if (server.createdKey) ctx.stdout.write(`owner API key (shown once): ${c.bold(server.createdKey)}\n`);
+    const usual = usualInstance(ctx);
+    if (usual.baseUrl !== undefined && !sameUrl(usual.baseUrl, server.baseUrl)) {
+      // Other commands run here (sync, plan, records…) follow the usual resolution, not dev.
+      ctx.stdout.write(
+        `${c.yellow('warning:')} ${usual.from} is ${usual.baseUrl}, not this server: other commands here will talk to that one (pass --base-url ${server.baseUrl} to reach dev)\n`,
+      );
+    }
+    const target = { baseUrl: server.baseUrl, dataDir: server.dataDir, credentialsPath: server.credentialsPath };
     return await runWatch(ctx, {
       configPath,
       debounceMs,
       allowDestructive,
       push: sdkPush(server.baseUrl, apiKey),
-      syncCommand: syncCommandFor(ctx),
+      syncCommand: () => syncCommandFor(ctx, target),
       stopSignal: stop,
       quiet: ctx.options.quiet === true,
     });

@@ -1,5 +1,5 @@
 import type { CommandRun } from '../context.js';
-import { configPathOf, resolveInstance } from '../instance.js';
+import { configPathOf, liveApiKey, resolveInstance } from '../instance.js';
 import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor } from '../watch-session.js';
 
 /**
@@ -21,7 +21,9 @@ export const run: CommandRun<WatchOptions> = async (ctx) => {
     configPath: configPathOf(ctx),
     debounceMs,
     allowDestructive,
-    push: sdkPush(instance.baseUrl, instance.apiKey),
+    // Without an explicit key, credentials.json is read on each push: the local server may
+    // write it (its first start) or replace it after watch started.
+    push: sdkPush(instance.baseUrl, liveApiKey(ctx)),
     syncCommand: syncCommandFor(ctx),
   });
 };

@@ -78,8 +78,12 @@ export interface LoopDeps {
   push(source: string, declaration: Declaration, call: PushCall): Promise<PushAnswer>;
   emit(event: LoopEvent): void;
   allowDestructive?: AllowDestructive;
-  /** What the user runs to apply held-back steps, without the flag (`schemasync sync`). */
-  syncCommand?: string;
+  /**
+   * What the user runs to apply held-back steps, without the flag (`schemasync sync`).
+   * A function is asked at the moment of holding back, so it reflects the config as it is
+   * then (dev adds `--base-url`/`--data` only when `sync` would not find its server).
+   */
+  syncCommand?: string | (() => string);
   clock?: Clock;
 }
 
@@ -158,7 +162,8 @@ export function createRunner(deps: LoopDeps) {
         if (err.code === 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED' && plan && plan.conflicts.length === 0) {
           const held = plan.steps.filter((s) => s.destructive && !covered(allow, s.target));
           const targets = [...new Set(held.map((s) => s.target))];
-          const command = `${deps.syncCommand ?? 'schemasync sync'} --allow-destructive ${targets.join(',')}`;
+          const base = typeof deps.syncCommand === 'function' ? deps.syncCommand() : (deps.syncCommand ?? 'schemasync sync');
+          const command = `${base} --allow-destructive ${targets.join(',')}`;
           deps.emit({ type: 'held', run, source, steps: held, command, ms: ms() });
           return done('held');
         }

@@ -125,3 +125,37 @@ describe('schemasync dev --allow-destructive <targets>', () => {
     }
   });
 });
+
+describe('schemasync dev on another port and data folder than schemasync.yaml names', () => {
+  it('warns at start, and the held-back command line works as printed', async () => {
+    const dir = tempProject({ 'deal.yaml': deal({ title: 'text', priority: 'integer' }) });
+    // schemasync.yaml points at another server (nothing listens there): without flags,
+    // `schemasync sync` would go there, and would not find dev's key in devdata/.
+    const elsewhere = 'http://127.0.0.1:1/v1';
+    writeFileSync(join(dir, 'schemasync.yaml'), `source: crm\nschema: schema\nbaseUrl: ${elsewhere}\n`);
+    const env = { SCHEMASYNC_BASE_URL: '', SCHEMASYNC_API_KEY: '' };
+    const dev = start(['dev', '--port', '0', '--data', 'devdata', '--no-rate-limit'], dir, env);
+    try {
+      const baseUrl = (await dev.waitFor(/server on (http:\/\/\S+\/v1)/, 'the server banner'))[1]!;
+      await dev.waitFor(/✓ synced crm v1/, 'the first sync');
+      expect(dev.out()).toContain(`warning: schemasync.yaml's baseUrl is ${elsewhere}, not this server`);
+      expect(dev.out()).toContain(`pass --base-url ${baseUrl} to reach dev`);
+      const key = credentials(join(dir, 'devdata')).apiKey;
+      expect((await api(baseUrl, key, 'POST', '/records/deal', { title: 'A', priority: 1 })).status).toBe(201);
+
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), deal({ title: 'text' }));
+      const line = (await dev.waitFor(/to apply: (schemasync sync .*--allow-destructive deal\.priority)/, 'the held-back command'))[1]!;
+      expect(line).toBe(`schemasync sync --base-url ${baseUrl} --data devdata --allow-destructive deal.priority`);
+      expect(await attributesOf(baseUrl, key, 'deal')).toEqual(['title', 'priority']);
+
+      // Run it exactly as printed, from the project folder, as a user would.
+      const sync = start(line.split(' ').slice(1), dir, env);
+      expect(await sync.exited, `stdout:\n${sync.out()}\nstderr:\n${sync.err()}`).toBe(0);
+      expect(await attributesOf(baseUrl, key, 'deal')).toEqual(['title']);
+    } finally {
+      dev.child.kill('SIGINT');
+      expect(await dev.exited).toBe(0);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

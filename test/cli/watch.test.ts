@@ -79,4 +79,26 @@ describe('schemasync watch', () => {
     again.child.kill('SIGINT');
     expect(await again.exited).toBe(0);
   });
+
+  it('started before the local server ever ran, picks up the key its first start writes', async () => {
+    const dir = tempProject({ 'deal.yaml': deal() });
+    dirs.push(dir);
+    const port = String(await freePort());
+    const baseUrl = `http://127.0.0.1:${port}/v1`;
+    // No key anywhere yet: no flag, no env, no credentials.json.
+    const w = run(['--base-url', baseUrl, 'watch'], dir);
+    await w.waitFor(/Could not connect to .*; retrying/, 'the unreachable line');
+
+    const serve = run(['serve', '--port', port, '--data', join(dir, '.schemasync'), '--quiet'], dir);
+    await serve.waitFor('listening', 'serve to listen');
+    await w.waitFor(/✓ synced crm v\d+: \+1 object/, 'the sync with the new key');
+    expect(w.out()).not.toMatch(/SCHEMA_FORBIDDEN|401|403/);
+    const { apiKey } = credentials(join(dir, '.schemasync'));
+    expect(await attributesOf(baseUrl, apiKey, 'deal')).toEqual(['title']);
+
+    w.child.kill('SIGINT');
+    expect(await w.exited).toBe(0);
+    serve.child.kill('SIGINT');
+    await serve.exited;
+  });
 });
