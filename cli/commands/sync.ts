@@ -64,7 +64,10 @@ export const run: CommandRun<SyncOptions> = async (ctx) => {
     return 1;
   }
   if (plan.steps.length === 0) {
-    if (json) ctx.stdout.write(renderPlanJson(plan, { applied: false, version: dry.version }));
+    // Nothing changes in the schema, but the source records this declaration (a renamedFrom
+    // hint, a reordering): GET /schema/sources/:id must return what was last synced.
+    const res = await client.sources.push(source, declaration, { ifMatch: plan.baseVersion });
+    if (json) ctx.stdout.write(renderPlanJson(plan, { applied: false, version: res.version }));
     return 0;
   }
 

@@ -97,6 +97,14 @@ export function defineCliSuite(name: string, startInstance: (dir: string) => Pro
       const again = await cli(['plan', '--detailed-exitcode'], dir, env);
       expect(again.code).toBe(0);
       expect(again.out).toMatch(/No changes/);
+
+      // a sync with no steps still records the declaration (here a one-push renamedFrom hint)
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), DEAL.replace('title: { type: text, required: true }', 'title: { type: text, required: true, renamedFrom: headline }'));
+      const hinted = await cli(['sync'], dir, env);
+      expect(hinted.code, hinted.err).toBe(0);
+      const src = await api(baseUrl, key, 'GET', '/schema/sources/crm');
+      expect(src.body.data).toMatchObject({ version: 1, declaration: { objects: { deal: { attributes: { title: { renamedFrom: 'headline' } } } } } });
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), DEAL);
     });
 
     it('refuses a destructive sync with the code, the steps and the flag; --allow-destructive <target> applies it', async () => {

@@ -132,7 +132,10 @@ export function memoryStore(): Store {
       if (options.dryRun) return { version: current, applied: false, plan };
       const err = refusal(plan, { ...(options.allowDestructive !== undefined ? { allowDestructive: options.allowDestructive } : {}), ...(options.ifMatch !== undefined ? { ifMatch: options.ifMatch } : {}), currentVersion: current });
       if (err) throw err;
-      if (plan.steps.length === 0 && source) return { version: current, applied: true, plan };
+      if (plan.steps.length === 0 && source) {
+        sources.set(id, { ...source, declaration: structuredClone(declaration) }); // as engine/store/push.ts
+        return { version: current, applied: true, plan };
+      }
       for (const s of plan.steps) (apply[s.action] as (x: Step, src: string) => void)(s, id);
       sources.set(id, { id, version: current + 1, appliedAt: T(), declaration: structuredClone(declaration) });
       return { version: current + 1, applied: true, plan };
