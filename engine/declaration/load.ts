@@ -8,7 +8,7 @@ import type { Declaration, ProjectConfig } from '../model/declaration.js';
 import { runSchema } from './ajv.js';
 import { translateAjvErrors } from './ajv-messages.js';
 import { hasErrors, isPlainObject, type Diagnostic, type Path } from './diagnostic.js';
-import { located, parseFile, type LocatedDiagnostic, type Parsed } from './parse-file.js';
+import { located, mb, parseFile, type LocatedDiagnostic, type Parsed } from './parse-file.js';
 import { closest } from './suggest.js';
 import { validateDeclaration } from './validate.js';
 
@@ -18,6 +18,11 @@ import { validateDeclaration } from './validate.js';
  * of every file in one run.
  */
 export { MAX_ALIAS_COUNT, MAX_FILE_BYTES, type LocatedDiagnostic } from './parse-file.js';
+/**
+ * Every declaration file together: a `schema` glob that sweeps up generated or vendored
+ * YAML must not cost minutes. 32 MB is ten times the 1,000-object benchmark project.
+ */
+export const MAX_TOTAL_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_CONFIG = 'schemasync.yaml';
 /** Below this many bytes in total, starting a worker costs more than it saves. */
 const PARALLEL_MIN_BYTES = 512 * 1024;
@@ -49,6 +54,8 @@ const TOP_KEYS = ['objects', 'views'] as const;
  */
 export function loadDeclarationFiles(paths: readonly string[]): LoadResult {
   const diagnostics: LocatedDiagnostic[] = [];
+  const sizes = fileSizes(paths);
+  if (overTotal(paths, sizes, diagnostics)) return refused(paths, diagnostics);
   const parsedFiles = paths.map((file) => parseFile(file, diagnostics));
   return mergeParsed(parsedFiles, diagnostics);
 }
@@ -56,8 +63,40 @@ export function loadDeclarationFiles(paths: readonly string[]): LoadResult {
 /** The same, parsing large sets of files on every core (worker threads). */
 export async function loadDeclarationFilesParallel(paths: readonly string[]): Promise<LoadResult> {
   const diagnostics: LocatedDiagnostic[] = [];
-  const parsedFiles = await parseParallel(paths, diagnostics);
+  const sizes = fileSizes(paths);
+  if (overTotal(paths, sizes, diagnostics)) return refused(paths, diagnostics);
+  const parsedFiles = await parseParallel(paths, sizes, diagnostics);
   return mergeParsed(parsedFiles, diagnostics);
+}
+
+function fileSizes(paths: readonly string[]): number[] {
+  return paths.map((p) => {
+    try {
+      return statSync(p).size;
+    } catch {
+      return 0; // parseFile reports the missing file
+    }
+  });
+}
+
+function overTotal(paths: readonly string[], sizes: number[], out: LocatedDiagnostic[]): boolean {
+  const total = sizes.reduce((a, b) => a + b, 0);
+  if (total <= MAX_TOTAL_BYTES) return false;
+  out.push({
+    severity: 'error',
+    code: 'SCHEMA_VALIDATION_FAILED',
+    message: `The ${paths.length} declaration files total ${mb(total)} MB; more than ${MAX_TOTAL_BYTES / 1024 / 1024} MB in one project is refused, so none was read`,
+    fix: 'Check that `schema` in schemasync.yaml matches only declaration files (not generated or vendored YAML).',
+    path: [],
+    file: paths[sizes.indexOf(Math.max(...sizes))]!,
+    line: 1,
+    column: 1,
+  });
+  return true;
+}
+
+function refused(paths: readonly string[], diagnostics: LocatedDiagnostic[]): LoadResult {
+  return { files: paths.map((path) => ({ path, objects: [], views: [] })), diagnostics };
 }
 
 const WORKER = new URL('./parse-worker.js', import.meta.url);
@@ -66,14 +105,7 @@ const WORKER = new URL('./parse-worker.js', import.meta.url);
  * Spread the files over the cores: the main thread parses one share while workers parse
  * the others. Small projects, and runs from TypeScript sources (tests), parse in-thread.
  */
-async function parseParallel(paths: readonly string[], diagnostics: LocatedDiagnostic[]): Promise<Parsed[]> {
-  const sizes = paths.map((p) => {
-    try {
-      return statSync(p).size;
-    } catch {
-      return 0;
-    }
-  });
+async function parseParallel(paths: readonly string[], sizes: number[], diagnostics: LocatedDiagnostic[]): Promise<Parsed[]> {
   const total = sizes.reduce((a, b) => a + b, 0);
   const lanes = Math.min(availableParallelism(), paths.length);
   if (lanes < 2 || total < PARALLEL_MIN_BYTES || !existsSync(fileURLToPath(WORKER))) {
@@ -185,7 +217,8 @@ function mergeParsed(parsedFiles: Parsed[], diagnostics: LocatedDiagnostic[]): L
     }
   });
 
-  const result = validateDeclaration(merged);
+  const unreadable = parsedFiles.filter((p) => !p.usable).map((p) => displayPath(p.file));
+  const result = validateDeclaration(merged, { unreadable });
   for (const d of result.diagnostics) {
     const [kind, name] = d.path;
     const index = (kind === 'objects' || kind === 'views') && typeof name === 'string' ? origin[kind].get(name) : undefined;

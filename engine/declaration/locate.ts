@@ -18,7 +18,9 @@ export function locate(doc: Document, lineCounter: LineCounter, path: Path, on?:
   let keyNode: Node | undefined;
   for (const seg of path) {
     if (isMap(node)) {
-      const pair = node.items.find((p) => isPair(p) && (isScalar(p.key) ? p.key.value === seg || String(p.key.value) === String(seg) : false));
+      // The last pair: with a duplicate key yaml keeps the last value, so that is where a
+      // problem with the value really is (parse-file.ts reports the duplicate itself).
+      const pair = node.items.findLast((p) => isPair(p) && (isScalar(p.key) ? p.key.value === seg || String(p.key.value) === String(seg) : false));
       if (!pair) break;
       keyNode = pair.key as Node;
       node = pair.value;

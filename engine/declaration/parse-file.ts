@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { LineCounter, parseDocument, visit, type Document } from 'yaml';
+import { isScalar, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { Diagnostic } from './diagnostic.js';
 import { locate, type Position } from './locate.js';
 
@@ -9,7 +9,12 @@ import { locate, type Position } from './locate.js';
  * read, aliases are capped, duplicate keys are errors. Shared by load.ts and the parse
  * worker (parse-worker.ts), so both refuse the same things the same way.
  */
-export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+/**
+ * Parsing costs about 1 s per MB here, and an honest declaration file is a few hundred KB
+ * (1,000 objects × 50 attributes is ~3 MB in all): 4 MB bounds one file's cost without
+ * refusing a real schema. load.ts also caps the total (MAX_TOTAL_BYTES).
+ */
+export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 /** Enough for any honest use of anchors; an alias bomb needs thousands. */
 export const MAX_ALIAS_COUNT = 100;
 
@@ -62,7 +67,7 @@ export function parseFile(file: string, out: LocatedDiagnostic[]): Parsed {
       out.push({
         severity: 'error',
         code: 'SCHEMA_VALIDATION_FAILED',
-        message: `File is ${(size / 1024 / 1024).toFixed(1)} MB; declaration files over ${MAX_FILE_BYTES / 1024 / 1024} MB are refused`,
+        message: `File is ${mb(size)} MB; declaration files over ${MAX_FILE_BYTES / 1024 / 1024} MB are refused`,
         fix: 'Split the declaration into several files.',
         path: [],
         file,
@@ -115,16 +120,18 @@ export function parseFile(file: string, out: LocatedDiagnostic[]): Parsed {
     out.push({
       severity: 'warning' in e ? 'warning' : 'error',
       code: 'SCHEMA_VALIDATION_FAILED',
-      message: yamlMessage(e.code, e.message, text.slice(e.pos[0], e.pos[1])),
+      message: yamlMessage(e.code, e.message, e.code === 'DUPLICATE_KEY' ? keyAt(text, e.pos[0]) : text.slice(e.pos[0], e.pos[1])),
       path: [],
       file,
       line,
       column: col,
     });
   }
-  // A duplicate key leaves a usable document (the first value is kept), so the rest of
-  // the file is still checked; any other syntax error makes its content unreliable.
+  // A duplicate key leaves a usable document: yaml keeps the LAST value (locate.ts points
+  // there too), so the rest of the file is still checked; the duplicate's own message says
+  // the earlier copy is ignored. Any other syntax error makes the content unreliable.
   if (doc.errors.some((e) => e.code !== 'DUPLICATE_KEY')) return failed;
+  if (refuseMergeKeys(doc, lineCounter, file, out)) return failed;
   try {
     parsed.value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (err) {
@@ -154,6 +161,35 @@ export function parseFile(file: string, out: LocatedDiagnostic[]): Parsed {
   return parsed;
 }
 
+export const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
+
+/**
+ * `<<: *base` is a YAML 1.1 merge key; the YAML 1.2 core schema reads it as an ordinary key
+ * named "<<", which would surface as a baffling "invalid attribute name". Merging is not
+ * supported (one place per attribute keeps positions and renames unambiguous); say so.
+ */
+function refuseMergeKeys(doc: Document, lineCounter: LineCounter, file: string, out: LocatedDiagnostic[]): boolean {
+  let found = false;
+  visit(doc, {
+    Pair(_, pair) {
+      if (!isScalar(pair.key) || pair.key.value !== '<<') return;
+      found = true;
+      const { line, col } = lineCounter.linePos(pair.key.range?.[0] ?? 0);
+      out.push({
+        severity: 'error',
+        code: 'SCHEMA_VALIDATION_FAILED',
+        message: 'YAML merge keys ("<<: *anchor") are not supported in declaration files',
+        fix: 'Write the fields out, or use a plain alias for a whole value (`status: *status_field`).',
+        path: [],
+        file,
+        line,
+        column: col,
+      });
+    },
+  });
+  return found;
+}
+
 /**
  * yaml 2's parser reads `process.env.LOG_TOKENS` once per token, and process.env is a
  * slow native lookup: on a 1,000-object declaration that is a third of the parse time.
@@ -169,12 +205,20 @@ function withPlainEnv<T>(fn: () => T): T {
   }
 }
 
+/** The key starting at `offset` (yaml's DUPLICATE_KEY range covers only its first character). */
+function keyAt(text: string, offset: number): string {
+  const m = /^("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^:,{}\n]*?)\s*:/.exec(text.slice(offset, offset + 200));
+  return m ? m[1]!.replace(/^["']|["']$/g, '') : text.slice(offset, offset + 1);
+}
+
 /** yaml's messages, reworded where they are terse, with the offending text. */
 function yamlMessage(code: string, message: string, source: string): string {
   const snippet = source.trim().split('\n')[0]?.slice(0, 40) ?? '';
   switch (code) {
     case 'DUPLICATE_KEY':
-      return `Key "${snippet}" appears twice in the same mapping`;
+      return `Key "${snippet}" appears twice in the same mapping: only this last one is read, the earlier one is ignored and not checked`;
+    case 'MULTIPLE_DOCS':
+      return 'A declaration file holds one YAML document; remove the `---` or split the file';
     case 'BAD_INDENT':
     case 'MISSING_CHAR':
     case 'UNEXPECTED_TOKEN':

@@ -17,6 +17,18 @@ export interface RuleContext {
   skip: Set<string>;
   /** Prepended when describing (validateAttributeInput uses ['attribute', name]). */
   describeAs?: Path;
+  /**
+   * Declaration files that could not be read (syntax errors): any of them may declare an
+   * object another file refers to, so "not declared" is only a warning naming them.
+   */
+  unreadable?: readonly string[];
+}
+
+/** ` (a.yaml could not be read and may declare it)`, or '' when every file was read. */
+function unreadableNote(ctx: RuleContext): string {
+  const files = ctx.unreadable ?? [];
+  if (files.length === 0) return '';
+  return ` (${files.join(', ')} could not be read and may declare it)`;
 }
 
 const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
@@ -196,7 +208,7 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
       const suggestion = closest(target, objectNames);
       add(ctx, {
         severity: 'warning',
-        message: `${who()} points to object "${target}", which these files do not declare: it must exist on the instance (plan checks it)`,
+        message: `${who()} points to object "${target}", which these files do not declare${unreadableNote(ctx)}: it must exist on the instance (plan checks it)`,
         path: p,
         ...(suggestion ? { suggestion } : {}),
       });
@@ -211,17 +223,43 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
         message: `${who()}: a ${type} attribute cannot have a default (record and document ids are not known in a declaration)`,
         path: p,
       });
-    } else if (!ctx.skip.has(key([...path, 'options'])) && !ctx.skip.has(key([...path, 'pattern']))) {
+    } else if (!reported(ctx, [...path, 'options']) && !reported(ctx, [...path, 'pattern'])) {
       // The one value validator (registry parseValue) decides, so a default fits exactly
       // what a record write would accept.
       const spec = { ...attr, name: String(path[path.length - 1]), required: false } as unknown as AttributeSpec;
       if (maxFileSize !== undefined) spec.maxFileSize = maxFileSize;
       const parsed = parseValue(spec, attr['default']);
       if (!parsed.ok) {
-        add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who()}: default ${JSON.stringify(attr['default'])} ${parsed.message}`, path: p });
+        const suggestion = optionSuggestion(attr['options'], attr['default']);
+        add(ctx, {
+          severity: 'error',
+          code: 'SCHEMA_VALIDATION_FAILED',
+          message: `${who()}: default ${JSON.stringify(attr['default'])} ${parsed.message}`,
+          path: p,
+          ...(suggestion ? { suggestion } : {}),
+        });
       }
     }
   }
+}
+
+/**
+ * Whether the schema already reported `path` or anything under it: `options: [1, 2]` is
+ * reported at `options.0`, and a default checked against broken options would only echo it.
+ */
+function reported(ctx: RuleContext, path: Path): boolean {
+  const exact = key(path);
+  const under = exact.slice(0, -1) + ',';
+  for (const k of ctx.skip) if (k === exact || k.startsWith(under)) return true;
+  return false;
+}
+
+/** For a select/multiselect default outside its options: the option it was meant to be. */
+function optionSuggestion(options: unknown, value: unknown): string | undefined {
+  if (!Array.isArray(options)) return undefined;
+  const names = options.filter((o): o is string => typeof o === 'string');
+  const miss = typeof value === 'string' ? value : Array.isArray(value) ? value.find((v) => typeof v === 'string' && !names.includes(v)) : undefined;
+  return typeof miss === 'string' && names.length ? closest(miss, names) : undefined;
 }
 
 function checkView(view: Record<string, unknown>, path: Path, ctx: RuleContext, objects: Record<string, unknown>): void {
@@ -231,10 +269,12 @@ function checkView(view: Record<string, unknown>, path: Path, ctx: RuleContext, 
   const obj = objects[objectName];
   if (!isPlainObject(obj)) {
     const suggestion = closest(objectName, Object.keys(objects));
+    // With a file unread the object may well be declared there: a warning, not a second
+    // false error on top of the syntax error that is the real problem.
+    const unsure = unreadableNote(ctx);
     add(ctx, {
-      severity: 'error',
-      code: 'SCHEMA_VALIDATION_FAILED',
-      message: `${who} lists object "${objectName}", which is not declared`,
+      ...(unsure ? { severity: 'warning' as const } : { severity: 'error' as const, code: 'SCHEMA_VALIDATION_FAILED' as const }),
+      message: `${who} lists object "${objectName}", which ${unsure ? 'the files that could be read do not declare' : 'is not declared'}${unsure}`,
       path: [...path, 'object'],
       ...(suggestion ? { suggestion } : {}),
     });

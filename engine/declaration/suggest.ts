@@ -1,5 +1,3 @@
-import { distance } from 'fastest-levenshtein';
-
 /**
  * Words people write for our attribute types (issue 2: `strng` → `text`?). Checked before
  * edit distance because `string` is nowhere near `text` by letters.
@@ -32,19 +30,53 @@ export const TYPE_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * Edit distance where swapping two neighbouring letters is one typo, not two (optimal
+ * string alignment, a restricted Damerau–Levenshtein): `mni` is one step from `min`.
+ * Only ever run on a problem's few candidates, so the plain O(n·m) table is fine.
+ */
+export function typoDistance(a: string, b: string): number {
+  const rows = a.length + 1;
+  const cols = b.length + 1;
+  const d: number[] = new Array<number>(rows * cols);
+  for (let i = 0; i < rows; i++) d[i * cols] = i;
+  for (let j = 0; j < cols; j++) d[j] = j;
+  for (let i = 1; i < rows; i++) {
+    for (let j = 1; j < cols; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[(i - 1) * cols + j]! + 1, d[i * cols + j - 1]! + 1, d[(i - 1) * cols + j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[(i - 2) * cols + j - 2]! + 1);
+      d[i * cols + j] = v;
+    }
+  }
+  return d[rows * cols - 1]!;
+}
+
+const sharedPrefix = (a: string, b: string): number => {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
+};
+
+/**
  * The closest candidate to `input`, or undefined when none is close enough to be a typo
- * (about a third of the word’s letters may differ, at least one).
+ * (about a third of the word’s letters may differ, at least one). Ties go to the longer
+ * shared start (people drop letters more than they change the first one, so `dsc` means
+ * `desc`, not `asc`), then to the candidate listed first.
  */
 export function closest(input: string, candidates: Iterable<string>): string | undefined {
   const lower = input.toLowerCase();
   let best: string | undefined;
   let bestDistance = Infinity;
+  let bestPrefix = 0;
   for (const c of candidates) {
     if (c === input) continue;
-    const d = c === lower ? 0.5 : distance(lower, c.toLowerCase());
-    if (d < bestDistance) {
+    const cl = c.toLowerCase();
+    const d = c === lower ? 0.5 : typoDistance(lower, cl);
+    const prefix = sharedPrefix(lower, cl);
+    if (d < bestDistance || (d === bestDistance && prefix > bestPrefix)) {
       best = c;
       bestDistance = d;
+      bestPrefix = prefix;
     }
   }
   const limit = Math.max(1, Math.ceil(input.length / 3));

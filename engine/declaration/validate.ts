@@ -14,9 +14,10 @@ export type { Diagnostic, ValidationResult } from './diagnostic.js';
  * Validate a declaration (the merged YAML, or the body of PUT /schema/sources/:id): the
  * JSON Schema first, then the semantic rules, all problems at once. Pure: no files, no
  * positions (load.ts maps paths to file:line:column). `value` is present only when there
- * are no errors, with every maxFileSize in bytes.
+ * are no errors, with every maxFileSize in bytes. `unreadable` names files that failed to
+ * parse, so references to objects they may declare are not reported as errors.
  */
-export function validateDeclaration(raw: unknown): ValidationResult<Declaration> {
+export function validateDeclaration(raw: unknown, options: { unreadable?: readonly string[] } = {}): ValidationResult<Declaration> {
   if (!isPlainObject(raw)) {
     return {
       diagnostics: [{ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: 'A declaration must be a mapping with "objects" and "views"', path: [] }],
@@ -24,6 +25,7 @@ export function validateDeclaration(raw: unknown): ValidationResult<Declaration>
   }
   const diagnostics = translateAjvErrors(runSchema('declaration', raw), raw, { root: 'declaration' });
   const ctx: RuleContext = { out: diagnostics, skip: new Set(diagnostics.map((d) => JSON.stringify(d.path))) };
+  if (options.unreadable?.length) ctx.unreadable = options.unreadable;
   checkDeclarationRules(raw, ctx);
   if (hasErrors(diagnostics)) return { diagnostics };
   return { value: normalise(raw), diagnostics };

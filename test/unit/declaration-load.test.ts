@@ -2,7 +2,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { MAX_FILE_BYTES, loadDeclarationFiles, loadProjectSync, sortDiagnostics, type LocatedDiagnostic } from '../../engine/declaration/load.js';
+import { MAX_FILE_BYTES, MAX_TOTAL_BYTES, loadDeclarationFiles, loadProject, loadProjectSync, sortDiagnostics, type LocatedDiagnostic } from '../../engine/declaration/load.js';
 
 let dirs: string[] = [];
 afterEach(() => {
@@ -104,7 +104,72 @@ describe('hostile and broken YAML', () => {
 
   test('duplicate keys are errors at the second key', () => {
     const dir = project({ 'a.yaml': 'objects:\n  deal:\n    attributes:\n      x: { type: text }\n      x: { type: number }\n' });
-    expect(errorsAt(loadProjectSync({ cwd: dir }), dir)).toEqual(['schema/a.yaml:5:7 SCHEMA_VALIDATION_FAILED Key "x" appears twice in the same mapping']);
+    expect(errorsAt(loadProjectSync({ cwd: dir }), dir)).toEqual([
+      'schema/a.yaml:5:7 SCHEMA_VALIDATION_FAILED Key "x" appears twice in the same mapping: only this last one is read, the earlier one is ignored and not checked',
+    ]);
+  });
+
+  test('with a duplicate key, every other diagnostic points at the copy that is read (the last)', () => {
+    const dir = project({
+      'a.yaml': [
+        'objects:', //                                1
+        '  deal:', //                                 2
+        '    attributes:', //                         3
+        '      x: { type: text }', //                 4
+        '      x: { type: intgr }', //                5
+        '  person:', //                               6
+        '    attributes:', //                         7
+        '      n: { type: nope1 }', //                8
+        '  person:', //                               9
+        '    attributes:', //                         10
+        '      n: { type: text, maxLenght: 3 }', //   11
+        '',
+      ].join('\n'),
+    });
+    const r = loadProjectSync({ cwd: dir });
+    expect(errorsAt({ diagnostics: sortDiagnostics(r.diagnostics) }, dir)).toEqual([
+      expect.stringMatching(/^schema\/a\.yaml:5:7 SCHEMA_VALIDATION_FAILED Key "x" appears twice .*the earlier one is ignored and not checked$/),
+      'schema/a.yaml:5:18 SCHEMA_VALIDATION_FAILED Attribute "x" of object "deal" has an unknown type "intgr"',
+      expect.stringMatching(/^schema\/a\.yaml:9:3 SCHEMA_VALIDATION_FAILED Key "person" appears twice .*not checked$/),
+      'schema/a.yaml:11:24 SCHEMA_VALIDATION_FAILED Attribute "n" of object "person" has an unknown field "maxLenght"',
+    ]);
+  });
+
+  test('a file that cannot be read turns cross-file "not declared" into a warning naming it', () => {
+    const dir = project({
+      'a.yaml': 'objects:\n  company:\n    attributes:\n      name: { type: text\n',
+      'b.yaml': 'objects:\n  deal:\n    attributes:\n      company: { type: relation, target: company }\nviews:\n  companies:\n    object: company\n    columns: [name]\n',
+    });
+    const r = loadProjectSync({ cwd: dir });
+    const errs = errorsAt(r, dir);
+    expect(errs.length).toBeGreaterThan(0);
+    expect(errs.every((l) => l.startsWith('schema/a.yaml:'))).toBe(true);
+    const warnings = r.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${where(d, dir)} ${d.message}`);
+    expect(warnings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^schema\/b\.yaml:7:13 View "companies" lists object "company", which the files that could be read do not declare \(\S*schema\/a\.yaml could not be read and may declare it\)$/,
+        ),
+        expect.stringMatching(/^schema\/b\.yaml:4:42 .*points to object "company", which these files do not declare \(\S*schema\/a\.yaml could not be read and may declare it\): it must exist/),
+      ]),
+    );
+    // With every file read, a view on an undeclared object stays an error.
+    const clean = project({ 'b.yaml': 'objects:\n  deal:\n    attributes: {}\nviews:\n  companies:\n    object: company\n' });
+    expect(errorsAt(loadProjectSync({ cwd: clean }), clean)).toEqual(['schema/b.yaml:6:13 SCHEMA_VALIDATION_FAILED View "companies" lists object "company", which is not declared']);
+  });
+
+  test('merge keys are refused with a clear message; plain aliases work', () => {
+    const dir = project({ 'a.yaml': 'objects:\n  deal:\n    attributes:\n      x: &t { type: text }\n      y:\n        <<: *t\n        label: Y\n' });
+    expect(errorsAt(loadProjectSync({ cwd: dir }), dir)).toEqual(['schema/a.yaml:6:9 SCHEMA_VALIDATION_FAILED YAML merge keys ("<<: *anchor") are not supported in declaration files']);
+    const ok = project({ 'a.yaml': 'objects:\n  deal:\n    attributes:\n      x: &t { type: text }\n      y: *t\n' });
+    expect(loadProjectSync({ cwd: ok }).declaration?.objects['deal']?.attributes['y']).toEqual({ type: 'text' });
+  });
+
+  test('several YAML documents in one file are refused in plain words', () => {
+    const dir = project({ 'a.yaml': 'objects:\n  a:\n    attributes: {}\n---\nobjects:\n  b:\n    attributes: {}\n' });
+    const lines = errorsAt(loadProjectSync({ cwd: dir }), dir);
+    expect(lines).toEqual([expect.stringMatching(/^schema\/a\.yaml:\d+:\d+ SCHEMA_VALIDATION_FAILED A declaration file holds one YAML document; remove the `---` or split the file$/)]);
+    expect(lines.join()).not.toMatch(/parseAllDocuments/);
   });
 
   test('an alias bomb is refused with a clear message', () => {
@@ -124,8 +189,22 @@ describe('hostile and broken YAML', () => {
   test('a file over the size cap is refused without being parsed', () => {
     const dir = project({ 'big.yaml': `# ${'x'.repeat(MAX_FILE_BYTES)}\n` });
     expect(errorsAt(loadProjectSync({ cwd: dir }), dir)).toEqual([
-      expect.stringMatching(/^schema\/big\.yaml:1:1 SCHEMA_VALIDATION_FAILED File is 10\.0 MB; declaration files over 10 MB are refused$/),
+      expect.stringMatching(/^schema\/big\.yaml:1:1 SCHEMA_VALIDATION_FAILED File is 4\.0 MB; declaration files over 4 MB are refused$/),
     ]);
+    expect(MAX_FILE_BYTES).toBeLessThanOrEqual(4 * 1024 * 1024);
+  });
+
+  test('files under the per-file cap but over the total cap are refused together, none parsed', async () => {
+    // Each file is valid YAML just under 4 MB; nine of them pass 32 MB.
+    const body = `objects:\n  o:\n    attributes: {}\n# ${'x'.repeat(MAX_FILE_BYTES - 1024)}\n`;
+    const files = Object.fromEntries(Array.from({ length: Math.ceil(MAX_TOTAL_BYTES / body.length) + 1 }, (_, i) => [`f${i}.yaml`, body.replace('  o:', `  o${i}:`)]));
+    const dir = project(files);
+    for (const r of [loadProjectSync({ cwd: dir }), await loadProject({ cwd: dir })]) {
+      const lines = errorsAt(r, dir);
+      expect(lines).toEqual([expect.stringMatching(/^schema\/f\d+\.yaml:1:1 SCHEMA_VALIDATION_FAILED The \d+ declaration files total \d+\.\d MB; more than 32 MB in one project is refused, so none was read$/)]);
+      expect(r.declaration).toBeUndefined();
+      expect(r.files.every((f) => f.objects.length === 0)).toBe(true);
+    }
   });
 
   test('deep nesting: moderate depth is fine, extreme depth is one clear error, not a crash', () => {

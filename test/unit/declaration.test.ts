@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { validateAttributeInput, validateDeclaration, validateObjectName, type Diagnostic } from '../../engine/declaration/validate.js';
+import { closest, typoDistance } from '../../engine/declaration/suggest.js';
 
 /** A declaration with one object `deal` holding the given attributes. */
 const withAttrs = (attributes: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
@@ -174,4 +175,36 @@ test('validateObjectName uses the name rules and suggests', () => {
   expect(validateObjectName('deal')).toEqual([]);
   expect(validateObjectName('My Deal')[0]).toMatchObject({ code: 'SCHEMA_INVALID_OBJECT_NAME', suggestion: 'my_deal' });
   expect(validateObjectName('artifact')[0]?.code).toBe('SCHEMA_RESERVED_OBJECT_NAME');
+});
+
+describe('did you mean', () => {
+  test('a swap of two neighbouring letters is one typo: mni → min', () => {
+    expect(only(withAttrs({ n: { type: 'integer', mni: 1 } }))).toMatchObject({ path: ['objects', 'deal', 'attributes', 'n', 'mni'], suggestion: 'min' });
+    expect(closest('mni', ['min', 'max'])).toBe('min');
+    expect(typoDistance('mni', 'min')).toBe(1);
+    expect(typoDistance('kitten', 'sitting')).toBe(3);
+  });
+
+  test('ties go to the shared start: direction dsc → desc, not asc', () => {
+    const r = validateDeclaration({ objects: { deal: { attributes: { n: { type: 'text' } } } }, views: { v: { object: 'deal', sort: [{ attribute: 'n', direction: 'dsc' }] } } });
+    expect(only(r)).toMatchObject({ path: ['views', 'v', 'sort', 0, 'direction'], suggestion: 'desc' });
+    expect(closest('ac', ['desc', 'asc'])).toBe('asc');
+  });
+
+  test('a select or multiselect default near an option suggests it', () => {
+    expect(only(withAttrs({ s: { type: 'select', options: ['lead', 'won'], default: 'leed' } }))).toMatchObject({
+      path: ['objects', 'deal', 'attributes', 's', 'default'],
+      suggestion: 'lead',
+    });
+    expect(only(withAttrs({ m: { type: 'multiselect', options: ['red', 'green'], default: ['red', 'gren'] } }))).toMatchObject({ suggestion: 'green' });
+    expect(only(withAttrs({ s: { type: 'select', options: ['lead', 'won'], default: 'zzzzzz' } })).suggestion).toBeUndefined();
+  });
+});
+
+test('a default is not checked against options that are themselves wrong', () => {
+  const r = withAttrs({ s: { type: 'select', options: [1, 2], default: 1 } });
+  expect(errors(r).map((d) => d.path.slice(4))).toEqual([['options', 0], ['options', 1]]);
+  expect(errors(r).some((d) => /default/.test(d.message))).toBe(false);
+  // Options that are fine still check the default.
+  expect(only(withAttrs({ s: { type: 'select', options: ['a'], default: 'b' } })).path).toEqual(['objects', 'deal', 'attributes', 's', 'default']);
 });
