@@ -48,6 +48,11 @@ views:
     columns: [name, email]
 `;
 
+/** A path as a POSIX shell reads it: "Next" lines are pasted as they are (`cd 'My Project'`). */
+function shellQuote(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+}
+
 /**
  * `schemasync init [dir]` (contract.md §4): a working starter project that validates as
  * written. Never overwrites a file unless --force: a user's schema is the thing this tool
@@ -83,7 +88,7 @@ export const run: CommandRun<InitOptions> = async (ctx) => {
   for (const f of files) writeFileSync(f.path, f.text);
   const c = ctx.colors;
   for (const f of files) ctx.stdout.write(`${c.green('created')} ${shown(f.path)}\n`);
-  const cd = dir === ctx.cwd ? '' : shown(dir);
+  const cd = dir === ctx.cwd ? '' : shellQuote(shown(dir));
   ctx.stdout.write(`\nNext:\n${cd ? `  cd ${cd}\n` : ''}  schemasync validate\n  schemasync dev\n`);
   return 0;
 };

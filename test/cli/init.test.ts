@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
@@ -53,4 +54,25 @@ test('init refuses an invalid --source', () => {
   const r = cli(temp(), 'init', '--source', 'Bad Id');
   expect(r.code).toBe(1);
   expect(r.stderr.split('\n')[0]).toBe('Error: Invalid source id "Bad Id"');
+});
+
+test('the "Next" lines can be pasted: a folder with spaces is quoted', () => {
+  const dir = temp();
+  const r = cli(dir, 'init', "My Project's");
+  expect(r.code).toBe(0);
+  const cd = r.stdout.split('\n').find((l) => l.trimStart().startsWith('cd '));
+  expect(cd).toBe(`  cd 'My Project'\\''s'`);
+  // The line works in a real shell.
+  const sh = spawnSync('sh', ['-c', `${cd!.trim()} && pwd`], { cwd: dir, encoding: 'utf8' });
+  expect(sh.stdout.trim()).toBe(realpathSync(join(dir, "My Project's")));
+  expect(cli(dir, 'init', 'plain-dir').stdout).toContain('\n  cd plain-dir\n');
+});
+
+test('both JSON Schemas the starter modelines name are exported by the package', () => {
+  const require = createRequire(join(import.meta.dirname, '..', '..', 'package.json'));
+  for (const name of ['declaration', 'project']) {
+    const file = require.resolve(`schemasync/${name}.schema.json`);
+    expect(file).toBe(join(import.meta.dirname, '..', '..', 'schemas', `${name}.schema.json`));
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toHaveProperty('$schema');
+  }
 });
