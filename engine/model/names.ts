@@ -15,6 +15,12 @@ export const RESERVED_OBJECT_NAMES: readonly string[] = ['skill', 'memory', 'dri
 /** Present on every object, system-protected, never declarable (contract.md §2). */
 export const SYSTEM_ATTRIBUTES: readonly string[] = ['id', 'object', 'version', 'created_at', 'updated_at', 'created_by'];
 
+/**
+ * The filter grammar's combinators (contract.md §3 search: `and`, `or`, `not` are keys of
+ * a filter): an attribute so named could never be filtered on, so none may be declared.
+ */
+export const RESERVED_ATTRIBUTE_NAMES: readonly string[] = ['and', 'or', 'not'];
+
 export function isValidName(name: unknown): name is string {
   return typeof name === 'string' && NAME_PATTERN.test(name);
 }
@@ -52,7 +58,18 @@ export function attributeNameProblem(name: unknown): ServiceError | null {
       `Attribute name "${name}" is a system attribute (${SYSTEM_ATTRIBUTES.join(', ')}) and cannot be declared.`,
     );
   }
+  if (RESERVED_ATTRIBUTE_NAMES.includes(name)) {
+    return new ServiceError(
+      'SCHEMA_INVALID_ATTRIBUTE_NAME',
+      `Attribute name "${name}" is reserved: ${RESERVED_ATTRIBUTE_NAMES.join(', ')} combine conditions in a search filter, so an attribute by that name could not be filtered on. Pick another name (e.g. "${name}_value").`,
+    );
+  }
   return null;
+}
+
+/** Fast check for hot loops (a 1,000-object plan): true when attributeNameProblem would be null. */
+export function isDeclarableAttributeName(name: unknown): name is string {
+  return isValidName(name) && !SYSTEM_ATTRIBUTES.includes(name) && !RESERVED_ATTRIBUTE_NAMES.includes(name);
 }
 
 /** Double-quoted SQL identifier; refuses anything that did not pass the name rule. */

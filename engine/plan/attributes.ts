@@ -1,6 +1,6 @@
 import type { AttributeSpec } from '../model/attribute.js';
 import type { AttributeDecl } from '../model/declaration.js';
-import { attributeNameProblem, isValidName, SYSTEM_ATTRIBUTES } from '../model/names.js';
+import { attributeNameProblem, isDeclarableAttributeName } from '../model/names.js';
 import type { StoredAttribute } from '../model/stored.js';
 import { isWidening } from '../model/types/registry.js';
 import { attributeChanges, compact, DATA_FIELDS } from './compare.js';
@@ -64,7 +64,7 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
   for (const name in declared) {
     const decl = declared[name]!;
     const target = `${object}.${name}`;
-    const nameProblem = isValidName(name) && !SYSTEM_ATTRIBUTES.includes(name) ? null : attributeNameProblem(name);
+    const nameProblem = isDeclarableAttributeName(name) ? null : attributeNameProblem(name);
     if (nameProblem) {
       out.conflicts.push({ code: 'SCHEMA_INVALID_ATTRIBUTE_NAME', target, message: nameProblem.message });
       continue;

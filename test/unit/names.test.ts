@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUS, ServiceError, statusForCode } from '../../engine/errors.js';
-import { attributeNameProblem, objectNameProblem, sqlIdent } from '../../engine/model/names.js';
+import { validateDeclaration } from '../../engine/declaration/validate.js';
+import { attributeNameProblem, isDeclarableAttributeName, objectNameProblem, sqlIdent } from '../../engine/model/names.js';
 
 describe('name rules', () => {
   it('accepts the contract pattern and refuses everything else with the spec code', () => {
@@ -26,6 +27,25 @@ describe('name rules', () => {
     for (const sys of ['id', 'object', 'version', 'created_at', 'updated_at', 'created_by']) {
       expect(attributeNameProblem(sys)?.message).toMatch(/system attribute/);
     }
+  });
+
+  it('reserves the filter combinators and, or, not as attribute names (they could never be filtered on)', () => {
+    for (const name of ['and', 'or', 'not']) {
+      const e = attributeNameProblem(name);
+      expect(e?.code).toBe('SCHEMA_INVALID_ATTRIBUTE_NAME');
+      expect(e?.status).toBe(400);
+      expect(e?.message).toMatch(/reserved.*filter/);
+      expect(isDeclarableAttributeName(name)).toBe(false);
+    }
+    // Names that merely contain them stay valid.
+    for (const ok of ['and_more', 'order', 'note', 'nota']) {
+      expect(attributeNameProblem(ok)).toBeNull();
+      expect(isDeclarableAttributeName(ok)).toBe(true);
+    }
+    // The declaration validator uses the same rule.
+    const result = validateDeclaration({ objects: { deal: { attributes: { or: { type: 'text' }, title: { type: 'text' } } } }, views: {} });
+    const errors = result.diagnostics.filter((d) => d.severity === 'error');
+    expect(errors.map((d) => [d.code, d.path.join('.')])).toEqual([['SCHEMA_INVALID_ATTRIBUTE_NAME', 'objects.deal.attributes.or']]);
   });
 
   it('quotes only validated identifiers', () => {
