@@ -167,12 +167,30 @@ export async function runWatch(ctx: CommandContext<unknown>, options: WatchRunOp
 export function sdkPush(baseUrl: string, apiKey: string | undefined | (() => string | undefined)): WatchRunOptions['push'] {
   const keyNow = typeof apiKey === 'function' ? apiKey : () => apiKey;
   let current: { key: string | undefined; client: SchemaClient } | undefined;
-  return (source, declaration, call) => {
-    // The key is asked for on every push (liveApiKey re-reads credentials.json); a new
-    // key gets a new client.
-    const key = keyNow();
+  const clientFor = (key: string | undefined) => {
     if (!current || current.key !== key) current = { key, client: new SchemaClient({ baseUrl, apiKey: key, retries: 0, timeoutMs: 15_000 }) };
-    return current.client.sources.push(source, declaration, { dryRun: call.dryRun, allowDestructive: call.allowDestructive });
+    return current.client;
+  };
+  return async (source, declaration, call) => {
+    const send = (key: string | undefined) =>
+      clientFor(key).sources.push(source, declaration, { dryRun: call.dryRun, allowDestructive: call.allowDestructive });
+    // The key is asked for on every push (liveApiKey re-reads credentials.json).
+    const key = keyNow();
+    try {
+      return await send(key);
+    } catch (err) {
+      const status = (err as { status?: unknown }).status;
+      if (status !== 401 && status !== 403) throw err;
+      // A local server starting up listens a moment before it writes credentials.json:
+      // a key that appeared or changed meanwhile gets one more try at once…
+      const fresh = keyNow();
+      if (fresh !== undefined && fresh !== key) return send(fresh);
+      // …and no key at all yet is waiting, not a refusal: status 0 makes the loop retry.
+      if (fresh === undefined) {
+        throw Object.assign(new Error(`no API key yet for ${baseUrl} (no credentials.json, --api-key or SCHEMASYNC_API_KEY)`), { status: 0 });
+      }
+      throw err;
+    }
   };
 }
 

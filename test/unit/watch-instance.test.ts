@@ -1,11 +1,13 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CommandContext } from '../../cli/context.js';
 import { CliError } from '../../cli/errors.js';
 import { liveApiKey, resolveInstance } from '../../cli/instance.js';
-import { syncCommandFor } from '../../cli/watch-session.js';
+import { sdkPush, syncCommandFor } from '../../cli/watch-session.js';
+import type { Declaration } from '../../engine/model/declaration.js';
 
 /**
  * Which server a command reaches when dev/watch are involved (issue 6): `sync --data`,
@@ -108,5 +110,51 @@ describe("the held-back command dev prints", () => {
     expect(syncCommandFor(ctxOf(other), server(other, '.schemasync', 'http://127.0.0.1:4555/v1'), { SCHEMASYNC_API_KEY: 'stale' })).toBe(
       'schemasync sync --data .schemasync',
     );
+  });
+});
+
+describe("watch's push while a local server is starting", () => {
+  /** A stand-in server that knows one key: 401 without it, a push answer with it. */
+  async function keyServer(key: string): Promise<{ baseUrl: string; seen: (string | undefined)[]; server: Server }> {
+    const seen: (string | undefined)[] = [];
+    const server = createServer((req, res) => {
+      const auth = req.headers.authorization;
+      seen.push(auth);
+      req.resume();
+      res.setHeader('content-type', 'application/json');
+      if (auth !== `Bearer ${key}`) {
+        res.statusCode = 401;
+        res.end(JSON.stringify({ success: false, statusCode: 401, code: 'SCHEMA_UNAUTHORIZED', message: 'no key' }));
+        return;
+      }
+      res.end(JSON.stringify({ success: true, data: { version: 1, applied: true, plan: { steps: [], conflicts: [] } } }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    return { baseUrl: `http://127.0.0.1:${port}/v1`, seen, server };
+  }
+  const decl = {} as Declaration;
+  const call = { dryRun: false, allowDestructive: false as const };
+
+  it('a key that appears between the send and the 401 is tried again at once', async () => {
+    const s = await keyServer('fresh');
+    try {
+      let asked = 0;
+      const push = sdkPush(s.baseUrl, () => (asked++ === 0 ? undefined : 'fresh'));
+      expect((await push('crm', decl, call)).version).toBe(1);
+      expect(s.seen).toEqual([undefined, 'Bearer fresh']);
+    } finally {
+      s.server.close();
+    }
+  });
+
+  it('no key at all yet is status 0 (the loop retries), a wrong key stays a 401', async () => {
+    const s = await keyServer('right');
+    try {
+      await expect(sdkPush(s.baseUrl, () => undefined)('crm', decl, call)).rejects.toMatchObject({ status: 0, message: /no API key yet/ });
+      await expect(sdkPush(s.baseUrl, () => 'wrong')('crm', decl, call)).rejects.toMatchObject({ status: 401 });
+    } finally {
+      s.server.close();
+    }
   });
 });
