@@ -57,7 +57,7 @@ export const fileContentSchema = {
 };
 
 export const renameFileSchema = {
-  tags: ['files'], security: securityRequired, summary: 'Rename a file',
+  tags: ['files'], security: securityRequired, summary: "Rename a file (someone else's upload → 500 SCHEMA_ACCESS_DENIED unless owner or admin)",
   params: fileId,
   body: {
     type: 'object',
