@@ -34,6 +34,15 @@ const isScalar = (v: unknown): v is Scalar =>
 
 /** Depth cap: a hostile filter must not recurse the server into a stack overflow. */
 const MAX_DEPTH = 16;
+/**
+ * Size caps, so every filter that passes here compiles to SQL that SQLite accepts: one
+ * `in`/`nin` list binds one variable a value (a 40,000-value list hit "too many SQL
+ * variables", a 500), and every condition is one node of an expression tree SQLite caps at
+ * depth 1000 (a long `and` list hit "Expression tree is too large"). A 400 names the limit.
+ */
+export const MAX_LIST_VALUES = 1000;
+export const MAX_FILTER_VALUES = 10_000;
+export const MAX_FILTER_CONDITIONS = 200;
 
 /**
  * Check a filter's shape and that it names known attributes. `known(name)` says whether
@@ -45,7 +54,15 @@ export function checkFilter(
   base: (string | number)[] = ['filter'],
 ): FieldError[] {
   const errors: FieldError[] = [];
+  let conditions = 0;
+  let values = 0;
   walk(filter, base, 0);
+  if (conditions > MAX_FILTER_CONDITIONS) {
+    errors.push({ path: base, message: `has ${conditions} conditions and sub-filters; at most ${MAX_FILTER_CONDITIONS} are allowed (use in for many values of one attribute)` });
+  }
+  if (values > MAX_FILTER_VALUES) {
+    errors.push({ path: base, message: `lists ${values} values in total; at most ${MAX_FILTER_VALUES} are allowed` });
+  }
   return errors;
 
   function walk(node: unknown, path: (string | number)[], depth: number): void {
@@ -57,6 +74,7 @@ export function checkFilter(
       errors.push({ path, message: 'must be an object of conditions' });
       return;
     }
+    conditions++; // a (sub-)filter is a node of the SQL expression too, even an empty one
     for (const key of Object.keys(node)) {
       const value = node[key];
       const here = [...path, key];
@@ -77,7 +95,11 @@ export function checkFilter(
   }
 
   function checkCondition(value: unknown, path: (string | number)[]): void {
-    if (isScalar(value)) return;
+    if (isScalar(value)) {
+      conditions++;
+      values++;
+      return;
+    }
     if (!isPlainObject(value)) {
       errors.push({ path, message: 'must be a value or an object of operators' });
       return;
@@ -87,10 +109,14 @@ export function checkFilter(
     for (const op of ops) {
       const v = value[op];
       const here = [...path, op];
+      conditions++;
       if (!(FILTER_OPS as readonly string[]).includes(op)) {
         errors.push({ path: here, message: `unknown operator "${op}" (use ${FILTER_OPS.join(', ')})` });
       } else if (op === 'in' || op === 'nin') {
         if (!Array.isArray(v) || !v.every(isScalar)) errors.push({ path: here, message: 'must be a list of values' });
+        else if (v.length > MAX_LIST_VALUES) errors.push({ path: here, message: `lists ${v.length} values; at most ${MAX_LIST_VALUES} are allowed (split the search)` });
+        else values += v.length;
+        continue;
       } else if (op === 'isNull') {
         if (typeof v !== 'boolean') errors.push({ path: here, message: 'must be true or false' });
       } else if (op === 'contains' || op === 'startsWith') {
@@ -98,6 +124,7 @@ export function checkFilter(
       } else if (!isScalar(v)) {
         errors.push({ path: here, message: 'must be a single value' });
       }
+      values++;
     }
   }
 }

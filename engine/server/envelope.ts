@@ -50,10 +50,15 @@ export class RequestValidationError extends Error {
   }
 }
 
+/**
+ * `errors` is "present only for body validation failure" (service-interface.md Envelope
+ * table), i.e. only on a 400: a 404 unknown attribute or a 409 conflict carries its
+ * field list in the log and the message, never in `errors`.
+ */
 export function errorBody(statusCode: number, message: string, code?: string, errors?: FieldError[]): ErrorBody {
   const body: ErrorBody = { success: false, statusCode, message };
   if (code !== undefined) body.code = code;
-  if (errors !== undefined && errors.length > 0) body.errors = errors;
+  if (statusCode === 400 && errors !== undefined && errors.length > 0) body.errors = errors;
   return body;
 }
 
@@ -75,8 +80,9 @@ const PARSE_FAILURES = new Set([
 export function toErrorBody(err: unknown, request: FastifyRequest): ErrorBody {
   if (err instanceof ServiceError) {
     if (err.status >= 500) {
-      // Masked on the wire (Envelope: every 5xx message masked), kept in the log.
-      request.log.error({ reqId: request.id, code: err.code, err, details: err.details }, err.message);
+      // Masked on the wire (Envelope: every 5xx message masked), kept in the log; the
+      // request logger binds reqId itself (app.ts requestIdLogLabel), so it is not repeated.
+      request.log.error({ code: err.code, err, details: err.details }, err.message);
       return errorBody(err.status, INTERNAL_MESSAGE, err.code);
     }
     return errorBody(err.status, err.message, err.code, err.details.errors);
@@ -102,7 +108,7 @@ export function toErrorBody(err: unknown, request: FastifyRequest): ErrorBody {
     // ("Object contains forbidden prototype property") both land here.
     return errorBody(400, VALIDATION_MESSAGE, undefined, [{ path: [], message: parseMessage(fe) }]);
   }
-  request.log.error({ reqId: request.id, err }, 'unhandled error');
+  request.log.error({ err }, 'unhandled error');
   return errorBody(500, INTERNAL_MESSAGE);
 }
 

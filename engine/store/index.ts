@@ -51,8 +51,15 @@ export function openStore(options: OpenStoreOptions): Store {
   return new SqliteStore(options);
 }
 
-/** Bulk routes take at most this many items (contract.md §3). */
+/** bulk-delete takes 1..1000 ids (contract.md §3). */
 export const MAX_BULK = 1000;
+/**
+ * bulk-create / bulk-update take up to 10,000 records: issue 3 "Performance" needs
+ * "bulk-create of 10,000 records in one call"; the 8 MB body limit still bounds the size.
+ */
+export const MAX_BULK_WRITE = 10_000;
+/** Prepared record statements kept (LRU); see stmt(). */
+export const STATEMENT_CACHE_SIZE = 200;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface RecordRow {
@@ -91,14 +98,30 @@ export class SqliteStore implements Store {
 
   // ------------------------------------------------------------------ internals
 
-  /** Statements are cached by SQL text and dropped after any DDL (the cache goes with the schema). */
+  /**
+   * Statements are cached by SQL text and dropped after any DDL (the cache goes with the
+   * schema). The cache is a bounded LRU: search SQL varies with the filter's shape (an `in`
+   * list of n values is its own text), so an unbounded map grew without end under varied
+   * searches. The record paths (insert, get, update of one shape) stay hot and stay cached.
+   */
   stmt(sql: string): Statement {
-    let s = this.statements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.statements.set(sql, s);
+    const statements = this.statements;
+    let s = statements.get(sql);
+    if (s) {
+      // Most recently used last: Map keeps insertion order, so re-insert on a hit.
+      statements.delete(sql);
+      statements.set(sql, s);
+      return s;
     }
+    s = this.db.prepare(sql);
+    statements.set(sql, s);
+    if (statements.size > STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
     return s;
+  }
+
+  /** How many prepared record statements are cached (bounded by STATEMENT_CACHE_SIZE). */
+  statementCacheSize(): number {
+    return this.statements.size;
   }
 
   private metaStatements = new Map<string, Statement>();
@@ -339,6 +362,8 @@ export class SqliteStore implements Store {
 
   updateAttribute(object: string, attribute: string, raw: Partial<AttributeSpec>): StoredAttribute {
     const o = this.requireObject(object);
+    // service-interface.md lists SCHEMA_PROTECTED_OBJECT (403) for PUT …/attributes/:id.
+    if (o.protected) throw new ServiceError('SCHEMA_PROTECTED_OBJECT', `Object "${o.name}" is protected; its attributes cannot change`);
     const a = this.requireAttribute(o, attribute);
     if (a.system || a.protected) throw new ServiceError('SCHEMA_PROTECTED_ATTRIBUTE', `Attribute "${o.name}.${a.name}" is protected and cannot change`);
     const patch = checkAttributePatch(a.name, raw);
@@ -393,6 +418,7 @@ export class SqliteStore implements Store {
   deleteAttribute(object: string, attribute: string): void {
     this.schemaTx(() => {
       const o = this.requireObject(object);
+      if (o.protected) throw new ServiceError('SCHEMA_PROTECTED_OBJECT', `Object "${o.name}" is protected; its attributes cannot be deleted`);
       const a = this.requireAttribute(o, attribute);
       if (a.system || a.protected) throw new ServiceError('SCHEMA_PROTECTED_ATTRIBUTE', `Attribute "${o.name}.${a.name}" is protected and cannot be deleted`);
       this.dropAttributeNow(o.name, a);
@@ -426,9 +452,14 @@ export class SqliteStore implements Store {
     return this.stmt(`SELECT * FROM ${tableIdent(o.name)} WHERE id = ?`).get(id) as RecordRow | undefined;
   }
 
-  private requireRow(o: StoredObject, id: string): RecordRow {
+  /**
+   * `item` names the bulk item ("records[1]", "ids[3]"): a 404 carries no `errors` list
+   * (service-interface.md Envelope: errors only for body validation), so the message says
+   * which item it was (issue 3: bulk errors name the item index).
+   */
+  private requireRow(o: StoredObject, id: string, item?: string): RecordRow {
     const row = this.readRow(o, id);
-    if (!row) throw new ServiceError('SCHEMA_RECORD_NOT_FOUND', `Record ${id} of "${o.name}" does not exist`);
+    if (!row) throw new ServiceError('SCHEMA_RECORD_NOT_FOUND', `${item ? `${item}: ` : ''}Record ${id} of "${o.name}" does not exist`);
     return row;
   }
 
@@ -508,7 +539,9 @@ export class SqliteStore implements Store {
       return { id: randomUUID(), parsed: parseRecordBody(o, b, 'create', path), path };
     });
     const errors = rows.flatMap((r) => r.parsed.errors);
-    if (errors.length > 0) throw validationFailed(errors);
+    // Every bad attribute is reported (issue 3): the stored rules (relation targets, unique)
+    // run on the values that did parse, and both lists answer together.
+    if (errors.length > 0) throw validationFailed(mergeErrors(errors, this.checkStoredRules(o, rows)));
     const attrs = userAttributes(o);
     // Unique values are left to the unique indexes on the fast path; a violation rolls the
     // batch back and the checks below run on the untouched table to name every offender.
@@ -557,7 +590,7 @@ export class SqliteStore implements Store {
 
   bulkCreate(object: string, records: Record<string, unknown>[], actor: Actor): RecordOut[] {
     const o = this.recordObject(object);
-    checkBatch(records, 'records');
+    checkBatch(records, 'records', MAX_BULK_WRITE);
     return this.writeCreates(o, records, actor, true);
   }
 
@@ -566,28 +599,30 @@ export class SqliteStore implements Store {
       const path = bulk ? ['records', i, 'values'] : [];
       return { id: item.id, ifMatch: item.ifMatch, parsed: parseRecordBody(o, item.values, 'update', path), path: bulk ? ['records', i] : [] };
     });
+    const valuePath = (r: (typeof rows)[number]): (string | number)[] => (bulk ? [...r.path, 'values'] : r.path);
     const errors = rows.flatMap((r) => r.parsed.errors);
-    if (errors.length > 0) throw validationFailed(errors);
+    // As for creates: the stored rules run on what parsed, so every bad attribute is named.
+    if (errors.length > 0) throw validationFailed(mergeErrors(errors, this.checkStoredRules(o, rows.map((r) => ({ ...r, path: valuePath(r) })))));
     const seen = new Set<string>();
     rows.forEach((r, i) => {
       if (seen.has(r.id)) throw validationFailed([{ path: ['records', i, 'id'], message: `record ${r.id} is listed twice` }]);
       seen.add(r.id);
     });
     return this.tx(() => {
-      const existing = rows.map((r) => {
-        const row = this.requireRow(o, r.id);
+      rows.forEach((r, i) => {
+        const item = bulk ? `records[${i}]` : undefined;
+        const row = this.requireRow(o, r.id, item);
         if (r.ifMatch !== '*' && r.ifMatch !== row.version) {
-          throw new ServiceError('SCHEMA_CONFLICT', `Record ${r.id} is at version ${row.version}, not ${r.ifMatch}; read it again and retry`, {
+          throw new ServiceError('SCHEMA_CONFLICT', `${item ? `${item}: ` : ''}Record ${r.id} is at version ${row.version}, not ${r.ifMatch}; read it again and retry`, {
             fix: 'GET the record for its current version (etag) and send that in if-match',
           });
         }
-        return row;
       });
-      const stored = this.checkStoredRules(o, rows.map((r) => ({ ...r, path: bulk ? [...r.path, 'values'] : r.path })));
+      const stored = this.checkStoredRules(o, rows.map((r) => ({ ...r, path: valuePath(r) })));
       if (stored.length > 0) throw validationFailed(stored);
       const t = now();
       const out: RecordOut[] = [];
-      rows.forEach((r, i) => {
+      rows.forEach((r) => {
         const names = [...r.parsed.columns.keys()];
         const sql = `UPDATE ${tableIdent(o.name)} SET version = version + 1, updated_at = ?${names.map((n) => `, ${sqlIdent(n)} = ?`).join('')} WHERE id = ?`;
         try {
@@ -598,9 +633,8 @@ export class SqliteStore implements Store {
           const unique = userAttributes(o).filter((a) => a.unique && names.includes(a.name)).map((a) => a.name);
           throw validationFailed(unique.map((n) => ({ path: [...r.path, ...(bulk ? ['values'] : []), n], message: `${n} must be unique: another record holds this value while the batch applies` })));
         }
-        void existing[i];
       });
-      const docErrors = rows.flatMap((r) => this.checkDocumentValues(o, r.id, r.parsed, bulk ? [...r.path, 'values'] : r.path));
+      const docErrors = rows.flatMap((r) => this.checkDocumentValues(o, r.id, r.parsed, valuePath(r)));
       if (docErrors.length > 0) throw validationFailed(docErrors);
       for (const r of rows) out.push(this.toRecord(o, this.requireRow(o, r.id)));
       return out;
@@ -613,7 +647,7 @@ export class SqliteStore implements Store {
 
   bulkUpdate(object: string, items: BulkUpdateItem[], _actor: Actor): RecordOut[] {
     const o = this.recordObject(object);
-    checkBatch(items, 'records');
+    checkBatch(items, 'records', MAX_BULK_WRITE);
     items.forEach((item, i) => checkUuid(item.id, ['records', i, 'id']));
     return this.writeUpdates(o, items.map((item) => ({ id: item.id, ifMatch: item.version ?? '*', values: item.values })), true);
   }
@@ -629,11 +663,11 @@ export class SqliteStore implements Store {
 
   bulkDelete(object: string, ids: string[]): { deleted: number } {
     const o = this.recordObject(object);
-    checkBatch(ids, 'ids');
+    checkBatch(ids, 'ids', MAX_BULK);
     ids.forEach((id, i) => checkUuid(id, ['ids', i]));
     return this.tx(() => {
+      ids.forEach((id, i) => this.requireRow(o, id, `ids[${i}]`));
       const unique = [...new Set(ids)];
-      unique.forEach((id) => this.requireRow(o, id));
       this.deleteRows(o, unique);
       return { deleted: unique.length };
     });
@@ -763,10 +797,19 @@ function shallowSource(s: StoredSource): StoredSource {
   return { ...s };
 }
 
-function checkBatch(list: unknown, field: string): void {
-  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_BULK) {
-    throw new ServiceError('SCHEMA_VALIDATION_FAILED', `${field} must list 1 to ${MAX_BULK} items`, {
-      errors: [{ path: [field], message: `must list 1 to ${MAX_BULK} items` }],
+/**
+ * Parse errors and stored-rule errors as one list; in a bulk body ordered by item index
+ * (`["records", i, …]`), so a client reads each item's problems together.
+ */
+function mergeErrors(parsed: FieldError[], stored: FieldError[]): FieldError[] {
+  const item = (e: FieldError): number => (e.path[0] === 'records' && typeof e.path[1] === 'number' ? e.path[1] : -1);
+  return [...parsed, ...stored].sort((a, b) => item(a) - item(b));
+}
+
+function checkBatch(list: unknown, field: string, max: number): void {
+  if (!Array.isArray(list) || list.length === 0 || list.length > max) {
+    throw new ServiceError('SCHEMA_VALIDATION_FAILED', `${field} must list 1 to ${max} items`, {
+      errors: [{ path: [field], message: `must list 1 to ${max} items` }],
     });
   }
 }

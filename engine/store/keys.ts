@@ -35,6 +35,9 @@ const toKey = (r: KeyRow): KeyOut => ({
   lastUsedAt: r.last_used_at,
 });
 
+/** Scopes null = everything the role allows (an owner: keys:manage included). */
+const managesKeys = (scopes: readonly Scope[] | null): boolean => scopes === null || scopes.includes('keys:manage' as Scope);
+
 export class Keys {
   constructor(private readonly db: Db) {}
 
@@ -72,10 +75,15 @@ export class Keys {
       if (!key) throw new ServiceError('ROUTE_NOT_FOUND', `API key ${id} does not exist`);
       if (key.revokedAt !== null) return;
       if (key.role === 'owner') {
-        const owners = (this.db.prepare("SELECT COUNT(*) AS n FROM _ss_keys WHERE role = 'owner' AND revoked_at IS NULL").get() as { n: number }).n;
-        if (owners <= 1) {
-          throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'The last active owner key cannot be revoked', {
-            fix: 'create another owner key first (POST /keys { role: "owner" })',
+        // The last-owner rule (issue 3 "Auth") keeps someone able to manage keys: an owner
+        // key whose scopes leave out keys:manage cannot, so it does not count as the
+        // remaining owner. Revoking a restricted owner is fine while a managing one stays.
+        const others = (this.db.prepare("SELECT scopes FROM _ss_keys WHERE role = 'owner' AND revoked_at IS NULL AND id <> ?").all(id) as { scopes: string | null }[])
+          .map((r) => (r.scopes === null ? null : (JSON.parse(r.scopes) as Scope[])));
+        const managing = others.some(managesKeys);
+        if (!managing && (managesKeys(key.scopes) || others.length === 0)) {
+          throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'The last active owner key that can manage keys cannot be revoked', {
+            fix: 'create another owner key with no scope limit or with keys:manage first (POST /keys { role: "owner" })',
           });
         }
       }

@@ -103,8 +103,10 @@ class Compiler {
       case 'nin': {
         const list = v as Scalar[];
         if (list.length === 0) return op === 'in' ? '0' : '1';
+        // One IN list either way: an OR of n EXISTS would nest n deep, past SQLite's
+        // expression depth of 1000 (engine/model/filter.ts caps lists at 1000 values).
         const anyOf = multi
-          ? `(${list.map((x) => member(x)).join(' OR ')})`
+          ? `EXISTS (SELECT 1 FROM json_each(${c}) WHERE value IN (${list.map((x) => this.bindRaw(x)).join(', ')}))`
           : `${c} IN (${list.map((x) => this.bind(field, x)).join(', ')})`;
         return op === 'in' ? anyOf : `(${c} IS NULL OR NOT ${anyOf})`;
       }

@@ -197,7 +197,10 @@ describe('store: records', () => {
     );
     expect(store.getRecord('deal', made[0]!.id).values['amount']).toBeNull();
     expect(codeOf(() => store.bulkDelete('deal', ['not-a-uuid']))).toBe('SCHEMA_VALIDATION_FAILED');
-    expect(codeOf(() => store.bulkCreate('deal', Array.from({ length: 1001 }, () => ({ title: 'x' })), actor))).toBe('SCHEMA_VALIDATION_FAILED');
+    // bulk-create / bulk-update take up to 10,000 records; bulk-delete 1..1000 ids (contract.md §3).
+    expect(codeOf(() => store.bulkCreate('deal', Array.from({ length: 10_001 }, () => ({ title: 'x' })), actor))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(codeOf(() => store.bulkDelete('deal', Array.from({ length: 1001 }, () => crypto.randomUUID())))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(store.search('deal', {}).total).toBe(2);
     expect(store.bulkDelete('deal', made.map((m) => m.id))).toEqual({ deleted: 2 });
   });
 
