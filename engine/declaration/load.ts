@@ -132,6 +132,9 @@ async function parseParallel(paths: readonly string[], sizes: number[], diagnost
   const out = new Array<Parsed>(paths.length);
   const mine: LocatedDiagnostic[] = [];
   for (const i of shares[0]!) out[i] = parseFile(paths[i]!, mine);
+  // The workers started later (each loads yaml first), so this thread is usually done
+  // before them: compile the declaration schema now rather than after they report.
+  runSchema('declaration', {});
   let results: Result[][];
   try {
     results = await Promise.all(inWorker);
