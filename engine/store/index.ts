@@ -478,6 +478,8 @@ export class SqliteStore implements Store {
     attrs: readonly AttributeSpec[] = userAttributes(o),
   ): FieldError[] {
     const errors: FieldError[] = [];
+    // Most batches have no relation or unique attribute to check: skip the id set (10,000 ids).
+    if (!attrs.some((a) => a.unique || (a.type === 'relation' && a.target !== undefined))) return errors;
     const batchIds = new Set(rows.map((r) => r.id));
     for (const spec of attrs) {
       if (spec.type === 'relation' && spec.target !== undefined) {
