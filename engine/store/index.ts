@@ -104,7 +104,7 @@ export class SqliteStore implements Store {
    * list of n values is its own text), so an unbounded map grew without end under varied
    * searches. The record paths (insert, get, update of one shape) stay hot and stay cached.
    */
-  stmt(sql: string): Statement {
+  stmt(sql: string, options: { cache?: boolean } = {}): Statement {
     const statements = this.statements;
     let s = statements.get(sql);
     if (s) {
@@ -114,6 +114,7 @@ export class SqliteStore implements Store {
       return s;
     }
     s = this.db.prepare(sql);
+    if (options.cache === false) return s;
     statements.set(sql, s);
     if (statements.size > STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
     return s;

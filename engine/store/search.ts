@@ -17,9 +17,11 @@ import type { SearchInput, SearchPage } from './types.js';
  */
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
+/** Searches binding more filter values than this are not kept in the statement cache. */
+const CACHED_PARAMS = 64;
 
 interface Host {
-  stmt(sql: string): { all(...params: unknown[]): unknown[]; get(...params: unknown[]): unknown };
+  stmt(sql: string, options?: { cache?: boolean }): { all(...params: unknown[]): unknown[]; get(...params: unknown[]): unknown };
   toRecord(o: StoredObject, row: never): SearchPage['records'][number];
 }
 
@@ -186,8 +188,11 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
     });
     after = ` AND (${ors.join(' OR ')})`;
   }
+  // A filter with long lists is rarely sent twice in the same shape, and its prepared
+  // statement is large: prepared for this call only, so the cache holds the common shapes.
+  const cache = { cache: filterParams.length <= CACHED_PARAMS };
   const order = keys.map((k) => `${k.sql} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
-  const rows = host.stmt(`SELECT * FROM ${table} WHERE (${where})${after} ORDER BY ${order} LIMIT ?`).all(...filterParams, ...afterParams, limit + 1) as Record<
+  const rows = host.stmt(`SELECT * FROM ${table} WHERE (${where})${after} ORDER BY ${order} LIMIT ?`, cache).all(...filterParams, ...afterParams, limit + 1) as Record<
     string,
     SqlValue
   >[];
@@ -198,6 +203,6 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
     more && lastRow
       ? Buffer.from(JSON.stringify([...sort.map((s) => lastRow[s.attribute] ?? null), lastRow['id'] ?? null])).toString('base64url')
       : null;
-  const total = (host.stmt(`SELECT COUNT(*) AS n FROM ${table} WHERE (${where})`).get(...filterParams) as { n: number }).n;
+  const total = (host.stmt(`SELECT COUNT(*) AS n FROM ${table} WHERE (${where})`, cache).get(...filterParams) as { n: number }).n;
   return { records: page.map((r) => host.toRecord(o, r as never)), nextCursor, total };
 }
