@@ -118,6 +118,29 @@ describe('schemasync validate', () => {
     expect(r.stdout).toContain('schema/c.yaml:4:18 error SCHEMA_VALIDATION_FAILED Attribute "x" of object "c" has an unknown type "bool" (did you mean "boolean"?)');
   });
 
+  test('a file that fails to parse does not cause false "not declared" errors in the others', () => {
+    const dir = tree({
+      'schemasync.yaml': CONFIG,
+      'schema/a.yaml': 'objects:\n  company:\n    attributes:\n      name: { type: text\n',
+      'schema/b.yaml': 'views:\n  companies:\n    object: company\n    columns: [name]\n',
+    });
+    const r = cli(dir, 'validate');
+    expect(r.code).toBe(1);
+    const lines = r.stdout.trimEnd().split('\n').filter((l) => !l.startsWith('  '));
+    expect(lines.filter((l) => / error /.test(l)).every((l) => l.startsWith('schema/a.yaml:'))).toBe(true);
+    expect(lines).toContain(
+      'schema/b.yaml:3:13 warning View "companies" lists object "company", which the files that could be read do not declare (schema/a.yaml could not be read and may declare it)',
+    );
+    expect(r.stdout).not.toMatch(/is not declared/);
+  });
+
+  test('several documents in one file: a plain sentence, not a yaml API hint', () => {
+    const dir = tree({ 'schemasync.yaml': CONFIG, 'schema/a.yaml': 'objects: {}\n---\nviews: {}\n' });
+    const r = cli(dir, 'validate');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^schema\/a\.yaml:\d+:\d+ error SCHEMA_VALIDATION_FAILED A declaration file holds one YAML document; remove the `---` or split the file$/m);
+  });
+
   test('an alias bomb is refused with a clear message', () => {
     const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
     for (let i = 1; i < 10; i++) {
