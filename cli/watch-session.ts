@@ -16,6 +16,7 @@ import { withSuggestion } from './render/diagnostics.js';
 import type { CommandContext } from './context.js';
 import { CliError, formatServiceErrorLine } from './errors.js';
 import { credentialsCandidates, resolveInstance, type InstanceContext } from './instance.js';
+import { parseAllow } from './commands/plan-support.js';
 
 /**
  * What `watch` and `dev` share: the loop wired to the real loader, one log line per
@@ -37,15 +38,9 @@ export interface WatchRunOptions {
   quiet?: boolean;
 }
 
-/** `--allow-destructive` as commander gives it: absent, bare (all), or a comma list. */
+/** `--allow-destructive` for the loop: the same parser as `sync` (an empty list is refused), absent = nothing. */
 export function parseAllowDestructive(value: unknown): AllowDestructive {
-  if (value === undefined || value === false) return false;
-  if (value === true || value === '' || value === 'true' || value === 'all') return true;
-  const targets = String(value)
-    .split(',')
-    .map((t) => t.trim())
-    .filter(Boolean);
-  return targets.length ? targets : true;
+  return parseAllow(value) ?? false;
 }
 
 export function parseDebounce(value: unknown): number {

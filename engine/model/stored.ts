@@ -60,3 +60,25 @@ export interface RecordOut {
   updatedAt: string;
   values: Record<string, unknown>;
 }
+
+/** A stored file as the API answers it (contract.md §3 "Files and documents"). */
+export interface FileOut {
+  id: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  sha256: string;
+  uploadedBy: string | null;
+  createdAt: string;
+}
+
+/** A document: a file attached to one record's document attribute (contract.md §3). */
+export interface DocumentOut {
+  id: string;
+  title: string;
+  fileId: string;
+  object: string;
+  recordId: string;
+  attribute: string;
+  createdAt: string;
+}

@@ -7,25 +7,11 @@ import type { Transport } from './transport.js';
  * Uploads are streamed as a multipart body built on the fly — a 1 GB file costs a 64 KiB
  * buffer, not 1 GB — and, being streams, are never retried.
  */
-export interface FileInfo {
-  id: string;
-  name: string;
-  mimeType: string;
-  size: number;
-  sha256: string;
-  uploadedBy: string | null;
-  createdAt: string;
-}
+import type { DocumentOut, FileOut } from '../model/stored.js';
 
-export interface DocumentInfo {
-  id: string;
-  title: string;
-  fileId: string;
-  object: string;
-  recordId: string;
-  attribute: string;
-  createdAt: string;
-}
+/** The SDK's names for the API's file and document shapes (one definition: model/stored.ts). */
+export type FileInfo = FileOut;
+export type DocumentInfo = DocumentOut;
 
 /** What to upload: a file on disk, or bytes / a stream with a name. */
 export type UploadSource =

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { ServiceError, type FieldError } from '../errors.js';
 import { DEFAULT_MAX_FILE_SIZE, type AttributeSpec } from '../model/attribute.js';
-import type { RecordOut, StoredObject } from '../model/stored.js';
+import type { DocumentOut, FileOut, RecordOut, StoredObject } from '../model/stored.js';
 import type { BlobStore } from './blobs.js';
 import type { Actor } from './types.js';
 
@@ -25,25 +25,7 @@ import type { Actor } from './types.js';
  */
 export type Db = BetterSqlite3.Database;
 
-export interface FileOut {
-  id: string;
-  name: string;
-  mimeType: string;
-  size: number;
-  sha256: string;
-  uploadedBy: string | null;
-  createdAt: string;
-}
-
-export interface DocumentOut {
-  id: string;
-  title: string;
-  fileId: string;
-  object: string;
-  recordId: string;
-  attribute: string;
-  createdAt: string;
-}
+export type { FileOut, DocumentOut } from '../model/stored.js';
 
 /** The few record operations files need; the SQLite store implements them (engine/store). */
 export interface RecordPort {

@@ -36,6 +36,7 @@ import type {
   Store,
 } from './types.js';
 import { parseRecordBody, userAttributes, validationFailed, type ParsedRow } from './values.js';
+import { MAX_BULK, MAX_BULK_WRITE } from '../model/limits.js';
 
 export type { Store } from './types.js';
 
@@ -51,13 +52,6 @@ export function openStore(options: OpenStoreOptions): Store {
   return new SqliteStore(options);
 }
 
-/** bulk-delete takes 1..1000 ids (contract.md §3). */
-export const MAX_BULK = 1000;
-/**
- * bulk-create / bulk-update take up to 10,000 records: issue 3 "Performance" needs
- * "bulk-create of 10,000 records in one call"; the 8 MB body limit still bounds the size.
- */
-export const MAX_BULK_WRITE = 10_000;
 /** Prepared record statements kept (LRU); see stmt(). */
 export const STATEMENT_CACHE_SIZE = 200;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

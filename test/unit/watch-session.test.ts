@@ -9,6 +9,11 @@ describe('watch session helpers', () => {
     expect(parseAllowDestructive('deal.amount, legacy')).toEqual(['deal.amount', 'legacy']);
   });
 
+  it('refuses an empty --allow-destructive list, as sync does (an unset variable must not approve every loss)', () => {
+    expect(() => parseAllowDestructive('')).toThrow(/empty list of targets/);
+    expect(() => parseAllowDestructive(' , ')).toThrow(/empty list of targets/);
+  });
+
   it('refuses a debounce that is not a number of milliseconds', () => {
     expect(parseDebounce('75')).toBe(75);
     expect(() => parseDebounce('soon')).toThrow(/--debounce must be a number/);

@@ -1,5 +1,6 @@
 import { FILTER_OPS } from '../../model/filter.js';
 import { IF_MATCH_PATTERN, deletedIdSchema, freeMapping, responses, securityRequired } from './common.js';
+import { MAX_BULK, MAX_BULK_WRITE } from '../../model/limits.js';
 
 /** The record as every route returns it (contract.md §3). */
 export const recordOut = {
@@ -15,13 +16,6 @@ export const recordOut = {
   },
 } as const;
 
-/** contract.md §3: bulk-delete takes 1..1000 ids. */
-export const MAX_BULK = 1000;
-/**
- * bulk-create / bulk-update: up to 10,000 records (issue 3 "Performance": "bulk-create of
- * 10,000 records in one call"); the 8 MB body limit still bounds the size.
- */
-export const MAX_BULK_WRITE = 10_000;
 
 const objectParam = {
   type: 'object',
