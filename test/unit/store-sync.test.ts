@@ -142,4 +142,47 @@ describe('store pushSource', () => {
     // The schema cache was dropped with the rollback: the store still writes the old shape.
     expect(store.createRecord('deal', { title: 'ok' }, actor).values['title']).toBe('ok');
   });
+
+  it('a type change rebuilds the table keeping records, their order, links and every other index', () => {
+    const withCode = (amount: Record<string, unknown>): Declaration => {
+      const d = decl({ code: { type: 'text', unique: true } });
+      d.objects['deal']!.attributes['amount'] = amount as never;
+      return d;
+    };
+    store.pushSource('crm', withCode({ type: 'integer' }), {});
+    const c = store.createRecord('company', { name: 'A' }, actor);
+    const ids = [3, 1, 2].map((n) => store.createRecord('deal', { title: `t${n}`, amount: n, code: `c${n}`, company: c.id }, actor).id);
+    const indexes = () => (store.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'r_deal' ORDER BY name").pluck().all() as string[]);
+    const before = indexes();
+    expect(before.length).toBeGreaterThanOrEqual(3); // primary key, unique code, relation company
+
+    const r = store.pushSource('crm', withCode({ type: 'number' }), {});
+    expect(r.plan.steps).toMatchObject([{ action: 'change_attribute', target: 'deal.amount' }]);
+    expect(indexes()).toEqual(before);
+    expect(ids.map((id) => store.getRecord('deal', id).values)).toEqual(
+      [3, 1, 2].map((n) => expect.objectContaining({ title: `t${n}`, amount: n, code: `c${n}`, company: c.id })),
+    );
+    expect(store.db.prepare('SELECT typeof(amount) FROM r_deal').pluck().all()).toEqual(['real', 'real', 'real']);
+    // Insertion order (rowid) survives: samples stay oldest first.
+    expect(store.facts().recordSample('deal')).toEqual(ids);
+    // The unique index still refuses, the relation index still finds.
+    expect(() => store.createRecord('deal', { code: 'c1' }, actor)).toThrow();
+    expect(store.search('deal', { filter: { company: c.id } }).records).toHaveLength(3);
+    expect(store.db.prepare('PRAGMA integrity_check').pluck().get()).toBe('ok');
+
+    // A failure after the rebuild rolls it back: old table, old type, same records.
+    const plan: Plan = {
+      source: 'crm', baseVersion: 2, conflicts: [],
+      summary: { create: 0, change: 1, drop: 1, destructive: 0, conflicts: 0 },
+      steps: [
+        { action: 'change_attribute', target: 'deal.amount', object: 'deal', attribute: 'amount', from: { name: 'amount', type: 'number' }, to: { name: 'amount', type: 'text' }, changes: [], convert: true, destructive: false, label: 'change' },
+        { action: 'drop_attribute', target: 'deal.ghost', object: 'deal', attribute: 'ghost', destructive: false, label: 'destructive' },
+      ],
+    };
+    expect(() => store.schemaTransaction(() => applyPlan(store, plan, 'crm', withCode({ type: 'text' })))).toThrow(/ghost/);
+    expect(store.requireObject('deal').attributes.find((a) => a.name === 'amount')?.type).toBe('number');
+    expect(store.db.prepare('SELECT typeof(amount) FROM r_deal').pluck().all()).toEqual(['real', 'real', 'real']);
+    expect(indexes()).toEqual(before);
+    expect(store.facts().recordSample('deal')).toEqual(ids);
+  });
 });
