@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
@@ -6,6 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { declarationJsonSchema, projectJsonSchema } from '../../engine/declaration/json-schema.js';
 import { ATTRIBUTE_TYPES } from '../../engine/model/attribute.js';
 import { loadProjectSync } from '../../engine/declaration/load.js';
+import { AJV_OPTIONS } from '../../engine/declaration/ajv.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const committed = (name: string) => JSON.parse(readFileSync(join(root, 'schemas', name), 'utf8')) as unknown;
@@ -38,4 +40,32 @@ test('examples/crm validates clean', () => {
   expect(r.diagnostics).toEqual([]);
   expect(Object.keys(r.declaration?.objects ?? {}).sort()).toEqual(['company', 'deal', 'person']);
   expect(r.declaration?.objects['deal']?.attributes['contract']?.maxFileSize).toBe(10 * 1024 * 1024);
+});
+
+// The CLI runs the validators `npm run build` precompiles from schemas/ (scripts/build-validators.mjs);
+// they must report exactly what compiling the code's schema reports, errors included.
+test('the built, precompiled validators report the same errors as compiling the schema', () => {
+  const built = createRequire(import.meta.url)(join(root, 'dist/engine/declaration/validators.cjs')) as Record<
+    'declaration' | 'project',
+    ((data: unknown) => boolean) & { errors?: unknown }
+  >;
+  const ajv = new Ajv(AJV_OPTIONS);
+  const fresh = { declaration: ajv.compile(declarationJsonSchema()), project: ajv.compile(projectJsonSchema()) };
+  const examples = ['company', 'person', 'deal'].map((f) => parse(readFileSync(join(root, 'examples/crm/schema', `${f}.yaml`), 'utf8')) as unknown);
+  const cases: ['declaration' | 'project', unknown][] = [
+    ...examples.map((e) => ['declaration', e] as ['declaration', unknown]),
+    ['declaration', { objects: { deal: { attributes: { a: { type: 'text', options: ['x'] } } } } }],
+    ['declaration', { objects: { deal: { attributes: { a: { type: 'integr' }, b: { type: 'select' }, c: { type: 'text', maxLength: -1 } } } }, extra: 1 }],
+    ['declaration', { objects: { Bad: {} }, views: { v: { object: 3 } } }],
+    ['project', { source: 'crm', schema: ['a', 2] }],
+    ['project', { schema: 'schema', colour: true }],
+  ];
+  let failures = 0;
+  for (const [name, data] of cases) {
+    const ok = fresh[name](data);
+    expect(built[name](data)).toBe(ok);
+    expect(built[name].errors ?? null).toEqual(fresh[name].errors ?? null);
+    if (!ok) failures++;
+  }
+  expect(failures).toBe(5);
 });
