@@ -1,5 +1,6 @@
 import { ServiceError } from '../errors.js';
 import type { Declaration } from '../model/declaration.js';
+import { sameJson } from '../model/same-json.js';
 import { planPush, refusal } from '../plan/index.js';
 import { now } from './db.js';
 import type { SqliteStore } from './index.js';
@@ -25,7 +26,7 @@ export function pushSource(store: SqliteStore, id: string, declaration: Declarat
     // Nothing to apply, but the declaration itself may differ (a renamedFrom hint, a moved
     // attribute): GET /schema/sources/:id must return what was last pushed (contract §3).
     // The version stays: the schema did not move, so a saved plan's if-match still holds.
-    if (JSON.stringify(source.declaration) !== JSON.stringify(declaration)) {
+    if (!sameJson(source.declaration, declaration) && JSON.stringify(source.declaration) !== JSON.stringify(declaration)) {
       store.schemaTransaction(() => store.db.prepare('UPDATE _ss_sources SET declaration = ?, applied_at = ? WHERE id = ?').run(JSON.stringify(declaration), now(), id));
     }
     return { version: currentVersion, applied: true, plan };

@@ -45,6 +45,21 @@ describe('schema sources', () => {
     });
   });
 
+  it('a declaration that differs from the last valid one in any detail is validated again', async () => {
+    const ok = { objects: { lead: { attributes: { email: { type: 'email' }, score: { type: 'integer', min: 0 } } } }, views: {} };
+    expect((await s.call('PUT', '/schema/sources/leads', { body: { declaration: ok } })).status).toBe(200);
+    expect((await s.call('PUT', '/schema/sources/leads', { body: { declaration: ok } })).status).toBe(200);
+    // one field deep inside changes to something invalid: refused as a first push would be
+    const badMin = { objects: { lead: { attributes: { email: { type: 'email' }, score: { type: 'integer', min: 'zero' } } } }, views: {} };
+    const r = await s.call('PUT', '/schema/sources/leads', { body: { declaration: badMin } });
+    expectError(r, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    expect(r.body.errors[0].path).toEqual(['declaration', 'objects', 'lead', 'attributes', 'score', 'min']);
+    // an extra attribute with a bad name, the rest as remembered
+    const badName = { objects: { lead: { attributes: { email: { type: 'email' }, score: { type: 'integer', min: 0 }, Owner: { type: 'text' } } } }, views: {} };
+    expectError(await s.call('PUT', '/schema/sources/leads', { body: { declaration: badName } }), { status: 400, code: 'SCHEMA_INVALID_ATTRIBUTE_NAME' });
+    expect((await s.call('PUT', '/schema/sources/leads', { body: { declaration: ok } })).body.data).toMatchObject({ applied: true, version: 1 });
+  });
+
   it('is exempt from rate limits', async () => {
     for (let i = 0; i < 105; i++) {
       const r = await s.call('PUT', '/schema/sources/crm', { body: { declaration, dryRun: true } });
