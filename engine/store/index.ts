@@ -772,6 +772,12 @@ export class SqliteStore implements Store {
     return shallowSource(source);
   }
 
+  /** After a push that handed its declaration over (PushOptions.handOver): findSource answers with it. */
+  rememberSource(id: string, declaration: Declaration): void {
+    const head = this.meta('SELECT version, applied_at FROM _ss_sources WHERE id = ?').get(id) as { version: number; applied_at: string | null } | undefined;
+    if (head) this.sources.set(id, { id, version: head.version, appliedAt: head.applied_at, declaration });
+  }
+
   facts(): DataFacts {
     return sqlFacts(this.db, () => this.objects());
   }

@@ -27,12 +27,21 @@ export function pushSource(store: SqliteStore, id: string, declaration: Declarat
     // attribute): GET /schema/sources/:id must return what was last pushed (contract §3).
     // The version stays: the schema did not move, so a saved plan's if-match still holds.
     if (!sameJson(source.declaration, declaration) && JSON.stringify(source.declaration) !== JSON.stringify(declaration)) {
-      store.schemaTransaction(() => store.db.prepare('UPDATE _ss_sources SET declaration = ?, applied_at = ? WHERE id = ?').run(JSON.stringify(declaration), now(), id));
+      store.schemaTransaction(() => {
+        store.db.prepare('UPDATE _ss_sources SET declaration = ?, applied_at = ? WHERE id = ?').run(JSON.stringify(declaration), now(), id);
+        if (options.handOver) store.rememberSource(id, declaration);
+      });
     }
     return { version: currentVersion, applied: true, plan };
   }
   try {
-    const version = store.schemaTransaction(() => store.applyPlanNow(plan, id, declaration));
+    const version = store.schemaTransaction(() => {
+      const v = store.applyPlanNow(plan, id, declaration);
+      // Inside the transaction: the cache entry carries this push's (version, appliedAt), so
+      // findSource uses it only while the row still holds them (a rollback does not).
+      if (options.handOver) store.rememberSource(id, declaration);
+      return v;
+    });
     return { version, applied: true, plan };
   } catch (err) {
     if (err instanceof ServiceError && err.code === 'SCHEMA_SYNC_FAILED') throw err;

@@ -86,6 +86,12 @@ export interface PushOptions {
   allowDestructive?: AllowDestructive;
   /** The source version the caller planned against (`if-match`). */
   ifMatch?: number;
+  /**
+   * The caller hands the declaration over and never changes it (the route's parsed body):
+   * the store keeps that object as the source's last declaration rather than parsing the
+   * text it wrote on the next push (~10 ms for 1.5 MB, issue 4).
+   */
+  handOver?: boolean;
 }
 
 export interface PushResult {

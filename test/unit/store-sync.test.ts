@@ -185,4 +185,18 @@ describe('store pushSource', () => {
     expect(indexes()).toEqual(before);
     expect(store.facts().recordSample('deal')).toEqual(ids);
   });
+
+  it('a handed-over declaration is kept as the source declaration only while the stored row is that push', () => {
+    const first = decl();
+    store.pushSource('crm', first, { handOver: true });
+    expect(store.findSource('crm')?.declaration).toBe(first); // no re-read of the stored text
+    // a refused push leaves the last applied declaration
+    const bad = decl({ amount: { type: 'text', required: true } });
+    store.createRecord('deal', { title: 'x' }, actor);
+    expect(() => store.pushSource('crm', bad, { handOver: true })).toThrow();
+    expect(store.findSource('crm')?.declaration).toBe(first);
+    // a write by anyone else (another process on the file) moves the row: the text is read again
+    store.db.prepare("UPDATE _ss_sources SET version = version + 1, declaration = '{\"objects\":{},\"views\":{}}' WHERE id = 'crm'").run();
+    expect(store.findSource('crm')?.declaration).toEqual({ objects: {}, views: {} });
+  });
 });

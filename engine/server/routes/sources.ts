@@ -81,7 +81,8 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
         })),
       });
     }
-    const options: PushOptions = { dryRun: body.dryRun === true };
+    // The body is parsed per request and never changed after: the store may keep it.
+    const options: PushOptions = { dryRun: body.dryRun === true, handOver: true };
     if (body.allowDestructive !== undefined) options.allowDestructive = body.allowDestructive;
     const ifMatch = parseIfMatch(request.headers['if-match']);
     if (typeof ifMatch === 'number') options.ifMatch = ifMatch;
