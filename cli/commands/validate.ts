@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { displayPath, loadProject, sortDiagnostics } from '../../engine/declaration/load.js';
+import { startParseWorker } from '../../engine/declaration/parse-pool.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { renderGithub, renderJson, renderText, type RenderDiagnostic } from '../render/diagnostics.js';
@@ -16,6 +16,10 @@ interface ValidateOptions {
  */
 export const run: CommandRun<ValidateOptions> = async (ctx) => {
   const configPath = resolve(ctx.cwd, ctx.global.config ?? 'schemasync.yaml');
+  // Before the engine loads: a large project's parse worker then starts meanwhile (issue 2:
+  // validate of 1,000 objects under 1.5 s). A small project stops it unused.
+  if (existsSync(configPath)) startParseWorker();
+  const { displayPath, loadProject, sortDiagnostics } = await import('../../engine/declaration/load.js');
   if (!existsSync(configPath)) {
     throw new CliError(`No project file at ${displayPath(configPath, ctx.cwd)}`, {
       hint: 'Run `schemasync init` to create one, or pass --config <file>.',

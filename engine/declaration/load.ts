@@ -1,14 +1,13 @@
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { globSync } from 'tinyglobby';
 import type { Declaration, ProjectConfig } from '../model/declaration.js';
 import { runSchema } from './ajv.js';
 import { translateAjvErrors } from './ajv-messages.js';
 import { hasErrors, isPlainObject, type Diagnostic, type Path } from './diagnostic.js';
 import { located, mb, parseFile, type LocatedDiagnostic, type Parsed } from './parse-file.js';
+import { parseWorker, stopIdleWorker, workersAvailable } from './parse-pool.js';
 import { closest } from './suggest.js';
 import { validateDeclaration } from './validate.js';
 
@@ -99,8 +98,6 @@ function refused(paths: readonly string[], diagnostics: LocatedDiagnostic[]): Lo
   return { files: paths.map((path) => ({ path, objects: [], views: [] })), diagnostics };
 }
 
-const WORKER = new URL('./parse-worker.js', import.meta.url);
-
 /**
  * Spread the files over the cores: the main thread parses one share while workers parse
  * the others. Small projects, and runs from TypeScript sources (tests), parse in-thread.
@@ -108,7 +105,8 @@ const WORKER = new URL('./parse-worker.js', import.meta.url);
 async function parseParallel(paths: readonly string[], sizes: number[], diagnostics: LocatedDiagnostic[]): Promise<Parsed[]> {
   const total = sizes.reduce((a, b) => a + b, 0);
   const lanes = Math.min(availableParallelism(), paths.length);
-  if (lanes < 2 || total < PARALLEL_MIN_BYTES || !existsSync(fileURLToPath(WORKER))) {
+  if (lanes < 2 || total < PARALLEL_MIN_BYTES || !workersAvailable()) {
+    stopIdleWorker();
     return paths.map((file) => parseFile(file, diagnostics));
   }
   // Largest first into the lightest lane: shares of near-equal bytes.
@@ -123,7 +121,7 @@ async function parseParallel(paths: readonly string[], sizes: number[], diagnost
   const inWorker = shares.slice(1).map(
     (share) =>
       new Promise<Result[]>((resolvePromise, reject) => {
-        const worker = new Worker(WORKER, { workerData: { files: share.map((i) => paths[i]) } });
+        const worker = parseWorker(share.map((i) => paths[i]!));
         worker.once('message', (m: Result[]) => resolvePromise(m));
         worker.once('error', reject);
         worker.once('exit', (code) => code !== 0 && reject(new Error(`parse worker exited with ${code}`)));
