@@ -60,6 +60,38 @@ describe('schema sources', () => {
     expect((await s.call('PUT', '/schema/sources/leads', { body: { declaration: ok } })).body.data).toMatchObject({ applied: true, version: 1 });
   });
 
+  it('a push changing some objects is checked as a whole: errors in them, in views over them, and the rest kept', async () => {
+    const base = () => ({
+      objects: {
+        prospect: { attributes: { email: { type: 'email' }, score: { type: 'integer', min: 0 } } },
+        firm: { label: 'Firm', attributes: { name: { type: 'text' }, logo: { type: 'document', maxFileSize: '1MB' } } },
+        memo: { attributes: { body: { type: 'text' } } },
+      },
+      views: { scored: { object: 'prospect', filter: { score: { gt: 0 } } } },
+    });
+    expect((await s.call('PUT', '/schema/sources/inc', { body: { declaration: base() } })).status).toBe(200);
+    // an invalid field in one changed object
+    const bad = base() as any;
+    bad.objects.memo.attributes.body = { type: 'strng' };
+    const r = await s.call('PUT', '/schema/sources/inc', { body: { declaration: bad } });
+    expectError(r, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    expect(r.body.errors.map((e: { path: unknown[] }) => e.path.slice(0, 4))).toContainEqual(['declaration', 'objects', 'memo', 'attributes']);
+    // the view over a changed object names an attribute it no longer has
+    const dropped = base() as any;
+    delete dropped.objects.prospect.attributes.score;
+    const v = await s.call('PUT', '/schema/sources/inc', { body: { declaration: dropped } });
+    expectError(v, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    expect(v.body.errors[0].path.slice(0, 3)).toEqual(['declaration', 'views', 'scored']);
+    // a valid change to one object: the others are kept as sent, sizes normalised
+    const good = base() as any;
+    good.objects.memo.attributes.about = { type: 'relation', target: 'firm' };
+    const ok = await s.call('PUT', '/schema/sources/inc', { body: { declaration: good } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.data.plan.steps).toMatchObject([{ action: 'add_attribute', target: 'memo.about' }]);
+    const got = (await s.call('GET', '/schema/sources/inc')).body.data.declaration;
+    expect(got).toEqual({ ...good, objects: { ...good.objects, firm: { ...good.objects.firm, attributes: { ...good.objects.firm.attributes, logo: { type: 'document', maxFileSize: 1024 * 1024 } } } } });
+  });
+
   it('is exempt from rate limits', async () => {
     for (let i = 0; i < 105; i++) {
       const r = await s.call('PUT', '/schema/sources/crm', { body: { declaration, dryRun: true } });
