@@ -200,7 +200,7 @@ function refuseMergeKeys(doc: Document, lineCounter: LineCounter, file: string, 
  * slow native lookup: on a 1,000-object declaration that is a third of the parse time.
  * During the (synchronous) parse, process.env is a plain copy; it is restored at once.
  */
-function withPlainEnv<T>(fn: () => T): T {
+export function withPlainEnv<T>(fn: () => T): T {
   const real = process.env;
   process.env = { ...real };
   try {
