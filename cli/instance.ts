@@ -119,3 +119,9 @@ export function clientFor(ctx: InstanceContext, env: NodeJS.ProcessEnv = process
   const inst = resolveInstance(ctx, env);
   return new SchemaClient({ baseUrl: inst.baseUrl, apiKey: inst.apiKey });
 }
+
+/** Two base URLs name the same instance (a trailing slash is no difference). */
+export function sameUrl(a: string | undefined, b: string | undefined): boolean {
+  const norm = (u: string | undefined) => u?.trim().replace(/\/+$/, '');
+  return a !== undefined && b !== undefined && norm(a) === norm(b);
+}

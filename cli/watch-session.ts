@@ -15,7 +15,7 @@ import { SchemaClient } from '../engine/sdk/index.js';
 import { withSuggestion } from './render/diagnostics.js';
 import type { CommandContext } from './context.js';
 import { CliError, formatServiceErrorLine } from './errors.js';
-import { credentialsCandidates, resolveInstance, type InstanceContext } from './instance.js';
+import { credentialsCandidates, resolveInstance, sameUrl, type InstanceContext } from './instance.js';
 import { parseAllow } from './commands/plan-support.js';
 
 /**
@@ -100,11 +100,6 @@ export function usualInstance(ctx: InstanceContext, env: NodeJS.ProcessEnv = pro
 /** The context without instance flags or options (dev's `--data` is its server's folder, not a lookup). */
 function plainContext(ctx: InstanceContext): InstanceContext {
   return { cwd: ctx.cwd, global: { color: ctx.global.color, ...(ctx.global.config !== undefined ? { config: ctx.global.config } : {}) } };
-}
-
-export function sameUrl(a: string | undefined, b: string | undefined): boolean {
-  const norm = (u: string | undefined) => u?.trim().replace(/\/+$/, '');
-  return a !== undefined && b !== undefined && norm(a) === norm(b);
 }
 
 function shellWord(s: string): string {

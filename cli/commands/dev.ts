@@ -2,8 +2,8 @@ import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { readCredentials, startLocalServer, writeCredentials } from '../../engine/server/local.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
-import { configPathOf } from '../instance.js';
-import { parseAllowDestructive, parseDebounce, runWatch, sameUrl, sdkPush, syncCommandFor, untilSignal, usualInstance } from '../watch-session.js';
+import { configPathOf, sameUrl } from '../instance.js';
+import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, untilSignal, usualInstance } from '../watch-session.js';
 
 /**
  * `schemasync dev` (contract.md §4, issue 6): the local server, a first sync and watch, in

@@ -6,7 +6,7 @@ import { ServiceRequestError } from '../../engine/sdk/index.js';
 import type { Plan } from '../../engine/plan/types.js';
 import type { CommandRun } from '../context.js';
 import { CliError, formatServiceErrorLine } from '../errors.js';
-import { clientFor } from '../instance.js';
+import { clientFor, sameUrl } from '../instance.js';
 import { renderPlanJson, renderPlanText } from '../render/plan.js';
 import { loadOrFail, parseAllow, readSavedPlan } from './plan-support.js';
 
@@ -33,8 +33,17 @@ export const run: CommandRun<SyncOptions> = async (ctx) => {
   let declaration = project.declaration;
   let source = project.source;
   let savedVersion: number | undefined;
+  let savedSteps: string | undefined;
   if (ctx.options.plan) {
     const saved = readSavedPlan(resolve(ctx.cwd, ctx.options.plan));
+    // A plan reviewed against staging must not be applied to production because the two
+    // happen to be at the same source version.
+    if (!sameUrl(saved.baseUrl, client.baseUrl)) {
+      throw new CliError(`The saved plan was made against ${saved.baseUrl}, not ${client.baseUrl}; nothing was sent.`, {
+        hint: 'Run `schemasync plan --out <file>` against this instance and review that plan.',
+      });
+    }
+    savedSteps = stepKeys(saved.plan);
     declaration = saved.declaration;
     source = saved.source;
     savedVersion = saved.baseVersion;
@@ -44,6 +53,13 @@ export const run: CommandRun<SyncOptions> = async (ctx) => {
   const plan = dry.plan;
   if (savedVersion !== undefined && plan.baseVersion !== savedVersion) {
     throw new CliError(`The source ${source} changed since the plan was saved (planned against version ${savedVersion}, now ${plan.baseVersion}).`, {
+      hint: 'Run `schemasync plan --out <file>` again and review the new plan.',
+    });
+  }
+  // Same source version, yet runtime schema edits can change what the push would do:
+  // apply only the steps the reviewer saw.
+  if (savedSteps !== undefined && savedSteps !== stepKeys(plan)) {
+    throw new CliError(`The instance changed since the plan was saved: the push would now do other steps than the saved plan shows; nothing was applied.`, {
       hint: 'Run `schemasync plan --out <file>` again and review the new plan.',
     });
   }
@@ -113,4 +129,9 @@ async function confirm(question: string, out: NodeJS.WritableStream): Promise<bo
   } finally {
     rl.close();
   }
+}
+
+/** What a plan does, in a comparable form (counts such as `affected` may move; steps may not). */
+function stepKeys(plan: Plan): string {
+  return plan.steps.map((s) => `${s.action} ${s.target}`).join('\n');
 }

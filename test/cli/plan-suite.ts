@@ -183,8 +183,21 @@ export function defineCliSuite(name: string, startInstance: (dir: string) => Pro
       expect(stale.err).toMatch(/changed since the plan was saved/);
 
       expect((await cli(['plan', '--out', out], dir, env)).code).toBe(0);
+      // a plan reviewed against one instance is never applied to another
+      const elsewhere = await cli(['sync', '--plan', out], dir, { ...env, SCHEMASYNC_BASE_URL: 'http://127.0.0.1:9/v1' });
+      expect(elsewhere.code).toBe(1);
+      expect(elsewhere.err).toMatch(/made against .* not http:\/\/127\.0\.0\.1:9\/v1; nothing was sent/);
       const fresh = await cli(['sync', '--plan', out], dir, env);
       expect(fresh.code, fresh.err).toBe(0);
+
+      // same source version, but a runtime edit changes what the push would do
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), `${DEAL.replace('      amount: { type: integer }\n', '')}      other: { type: text }\n      later: { type: text }\n`);
+      expect((await cli(['plan', '--out', out], dir, env)).code).toBe(0);
+      expect((await api(baseUrl, key, 'POST', '/schema/objects/deal/attributes', { name: 'later', type: 'text' })).status).toBe(201);
+      const moved = await cli(['sync', '--plan', out], dir, env);
+      expect(moved.code).toBe(1);
+      expect(moved.err).toMatch(/other steps than the saved plan shows; nothing was applied/);
+      expect((await api(baseUrl, key, 'DELETE', '/schema/objects/deal/attributes/later')).status).toBe(200);
     });
 
     it('in a terminal sync asks first: "n" changes nothing, "y" applies', async () => {

@@ -125,6 +125,13 @@ export function memoryStore(): Store {
       obj(object).attributes.push(a);
       return a;
     },
+    deleteAttribute(object, attribute) {
+      const o = obj(object);
+      const i = o.attributes.findIndex((x) => x.name === attribute);
+      if (i < 0) throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `No attribute "${attribute}"`);
+      o.attributes.splice(i, 1);
+      for (const r of rows[o.name] ?? []) delete r.values[attribute];
+    },
     pushSource(id: string, declaration: Declaration, options: PushOptions): PushResult {
       const source = sources.get(id);
       const plan = planPush({ sourceId: id, declaration, objects, views, source, facts: new MemoryFacts(objects, rows) });
