@@ -131,7 +131,7 @@ async function parseParallel(paths: readonly string[], sizes: number[], diagnost
   const mine: LocatedDiagnostic[] = [];
   for (const i of shares[0]!) out[i] = parseFile(paths[i]!, mine);
   // The workers started later (each loads yaml first), so this thread is usually done
-  // before them: compile the declaration schema now rather than after they report.
+  // before them: load (built) or compile (from sources) the declaration validator now rather than after they report.
   runSchema('declaration', {});
   let results: Result[][];
   try {
