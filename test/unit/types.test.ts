@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AttributeSpec } from '../../engine/model/attribute.js';
 import { ATTRIBUTE_TYPES } from '../../engine/model/attribute.js';
+import { codePointLength } from '../../engine/model/types/checks.js';
 import { TYPES, isWidening, parseValue } from '../../engine/model/types/registry.js';
 
 const spec = (s: Partial<AttributeSpec> & Pick<AttributeSpec, 'type'>): AttributeSpec => ({ name: 'a', ...s });
@@ -32,6 +33,14 @@ describe('attribute-type registry', () => {
     expect(message(spec({ type: 'text', minLength: 2 }), 'a')).toMatch(/at least 2/);
     expect(message(spec({ type: 'text', pattern: '^[A-Z]+$' }), 'abc')).toMatch(/pattern/);
     expect(message(spec({ type: 'text' }), 12)).toBe('must be a string');
+  });
+
+  it('text: the length count agrees with code-point iteration, lone surrogates and all', () => {
+    for (const s of ['', 'a', '😀', 'a😀b', '\ud83d', '\ude00x', 'x\ud83d', '\ud83d\ud83d\ude00', '👍🏽', 'é']) {
+      expect(codePointLength(s)).toBe([...s].length);
+    }
+    expect(message(spec({ type: 'text', maxLength: 2 }), '😀😀😀')).toBe('must be at most 2 characters long (got 3)');
+    expect(message(spec({ type: 'text', minLength: 3 }), '😀😀')).toBe('must be at least 3 characters long (got 2)');
   });
 
   it('number and integer: finite numbers, safe integers, ranges', () => {

@@ -43,8 +43,10 @@ export function compilePattern(pattern: string): RegExp | null {
 }
 
 export function checkLength(value: string, spec: AttributeSpec): Parsed {
-  // Count code points, not UTF-16 units, so an emoji is one character.
-  const length = [...value].length;
+  // Count code points, not UTF-16 units, so an emoji is one character. Counted only when a
+  // bound is set, and without spreading the string into an array (one per text value of a
+  // 10,000-record bulk-create was a real share of its time).
+  const length = spec.minLength === undefined && spec.maxLength === undefined ? 0 : codePointLength(value);
   if (spec.minLength !== undefined && length < spec.minLength) {
     return fail(`must be at least ${spec.minLength} characters long (got ${length})`);
   }
@@ -56,6 +58,22 @@ export function checkLength(value: string, spec: AttributeSpec): Parsed {
     if (re && !re.test(value)) return fail(`must match the pattern ${spec.pattern}`);
   }
   return ok(value);
+}
+
+/** `[...value].length` without the array: a surrogate pair is one code point, a lone surrogate one too. */
+export function codePointLength(value: string): number {
+  let n = value.length;
+  for (let i = 0; i < value.length - 1; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = value.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
 }
 
 export function checkRange(value: number, spec: AttributeSpec): Parsed {
