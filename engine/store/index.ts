@@ -480,8 +480,8 @@ export class SqliteStore implements Store {
       if (spec.type === 'relation' && spec.target !== undefined) {
         const exists = this.stmt(`SELECT 1 FROM ${tableIdent(spec.target)} WHERE id = ?`);
         for (const r of rows) {
-          if (!r.parsed.values.has(spec.name)) continue;
-          const v = r.parsed.values.get(spec.name);
+          if (!Object.hasOwn(r.parsed.values, spec.name)) continue;
+          const v = r.parsed.values[spec.name];
           const ids = v === null || v === undefined ? [] : Array.isArray(v) ? (v as string[]) : [v as string];
           const missing = ids.filter((id) => !(spec.target === o.name && batchIds.has(id)) && exists.get(id) === undefined);
           if (missing.length > 0) {
@@ -517,8 +517,8 @@ export class SqliteStore implements Store {
     if (!this.files || !o.attributes.some((a) => a.type === 'document')) return [];
     const errors: FieldError[] = [];
     for (const spec of userAttributes(o)) {
-      if (spec.type !== 'document' || !parsed.values.has(spec.name)) continue;
-      errors.push(...this.files.applyDocumentValue(o.name, id, spec, parsed.values.get(spec.name), [...path, spec.name]));
+      if (spec.type !== 'document' || !Object.hasOwn(parsed.values, spec.name)) continue;
+      errors.push(...this.files.applyDocumentValue(o.name, id, spec, parsed.values[spec.name], [...path, spec.name]));
     }
     return errors;
   }
@@ -570,9 +570,11 @@ export class SqliteStore implements Store {
         // Most objects have no document attribute: no 10,000 empty lists to build and merge.
         const docErrors = this.files && o.attributes.some((a) => a.type === 'document') ? rows.flatMap((r) => this.checkDocumentValues(o, r.id, r.parsed, r.path)) : [];
         if (docErrors.length > 0) throw validationFailed(docErrors);
+        // A create sets every attribute (sent, default or null), in attribute order: the
+        // parsed values are the record's values, with no copy per record.
         return rows.map((r) => {
-          const values: Record<string, unknown> = {};
-          for (const n of names) values[n] = r.parsed.values.get(n) ?? null;
+          const values = r.parsed.values;
+          for (const n of names) if (values[n] === undefined) values[n] = null;
           return { id: r.id, object: o.name, version: 1, createdAt: t, updatedAt: t, values };
         });
       });
