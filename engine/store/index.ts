@@ -574,7 +574,7 @@ export class SqliteStore implements Store {
         // parsed values are the record's values, with no copy per record.
         return rows.map((r) => {
           const values = r.parsed.values;
-          for (const n of names) if (values[n] === undefined) values[n] = null;
+          for (const n of names) if (!Object.hasOwn(values, n) || values[n] === undefined) values[n] = null;
           return { id: r.id, object: o.name, version: 1, createdAt: t, updatedAt: t, values };
         });
       });
