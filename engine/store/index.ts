@@ -35,7 +35,7 @@ import type {
   SearchPage,
   Store,
 } from './types.js';
-import { parseRecordBody, userAttributes, validationFailed, type ParsedRow } from './values.js';
+import { columnIndex, parseRecordBody, userAttributes, validationFailed, type ParsedRow } from './values.js';
 import { MAX_BULK, MAX_BULK_WRITE } from '../model/limits.js';
 
 export type { Store } from './types.js';
@@ -492,10 +492,10 @@ export class SqliteStore implements Store {
       if (spec.unique) {
         const taken = this.stmt(`SELECT id FROM ${tableIdent(o.name)} WHERE ${sqlIdent(spec.name)} = ? AND id <> ? LIMIT 1`);
         const inBatch = new Map<SqlValue, number>();
+        const at = columnIndex(o, spec.name);
         rows.forEach((r, i) => {
-          if (!r.parsed.columns.has(spec.name)) return;
-          const c = r.parsed.columns.get(spec.name) ?? null;
-          if (c === null) return;
+          const c = r.parsed.columns[at];
+          if (c === undefined || c === null) return;
           const other = inBatch.get(c);
           if (other !== undefined) {
             errors.push({ path: [...r.path, spec.name], message: `${spec.name} must be unique: item ${other} of this batch has the same value` });
@@ -559,7 +559,7 @@ export class SqliteStore implements Store {
           params[2] = t;
           params[3] = t;
           params[4] = by;
-          for (let i = 0; i < names.length; i++) params[5 + i] = r.parsed.columns.get(names[i]!) ?? null;
+          for (let i = 0; i < names.length; i++) params[5 + i] = r.parsed.columns[i] ?? null;
           try {
             stmt.run(params);
           } catch (err) {
@@ -623,11 +623,18 @@ export class SqliteStore implements Store {
       if (stored.length > 0) throw validationFailed(stored);
       const t = now();
       const out: RecordOut[] = [];
+      const attrs = userAttributes(o);
       rows.forEach((r) => {
-        const names = [...r.parsed.columns.keys()];
+        const names: string[] = [];
+        const set: SqlValue[] = [];
+        r.parsed.columns.forEach((c, i) => {
+          if (c === undefined) return;
+          names.push(attrs[i]!.name);
+          set.push(c);
+        });
         const sql = `UPDATE ${tableIdent(o.name)} SET version = version + 1, updated_at = ?${names.map((n) => `, ${sqlIdent(n)} = ?`).join('')} WHERE id = ?`;
         try {
-          this.stmt(sql).run(t, ...names.map((n) => r.parsed.columns.get(n) ?? null), r.id);
+          this.stmt(sql).run(t, ...set, r.id);
         } catch (err) {
           // Two items of one batch swapping unique values collide mid-batch: a 400, not a 500.
           if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;

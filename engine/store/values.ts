@@ -10,8 +10,12 @@ import type { AttributeTypeDef, SqlValue } from '../model/types/type-def.js';
  * every bad attribute reported, unknown attributes 404, system attributes not writable.
  */
 export interface ParsedRow {
-  /** attribute name → column value, only for attributes the write sets. */
-  columns: Map<string, SqlValue>;
+  /**
+   * Column values by attribute position (the order of userAttributes(o)); `undefined` where
+   * the write does not set the attribute. An array, not a Map: one per record of a
+   * 10,000-record bulk-create, and the insert binds them in this order anyway.
+   */
+  columns: (SqlValue | undefined)[];
   /**
    * attribute name → parsed API value (relation ids, document ids…), keys in attribute
    * order. A plain object (names match NAME_PATTERN, so never `__proto__`; read it with
@@ -63,6 +67,11 @@ export function userAttributes(o: StoredObject): AttributeSpec[] {
   return [...shapeOf(o).values()];
 }
 
+/** The position of an attribute in userAttributes(o) and in ParsedRow.columns (-1: none). */
+export function columnIndex(o: StoredObject, name: string): number {
+  return columnsOf(o).findIndex((c) => c.name === name);
+}
+
 /**
  * `body` is checked key by key with Object.hasOwn over Object.keys, so `__proto__` or
  * `constructor` are ordinary (unknown) names and never reach a prototype.
@@ -95,9 +104,11 @@ export function parseRecordBody(
   if (mode === 'update' && keys.length === 0) {
     errors.push({ path, message: 'must set at least one attribute' });
   }
-  const columns = new Map<string, SqlValue>();
+  const list = columnsOf(o);
+  const columns = new Array<SqlValue | undefined>(list.length).fill(undefined);
   const values: Record<string, unknown> = {};
-  for (const { name, spec, def } of columnsOf(o)) {
+  for (let i = 0; i < list.length; i++) {
+    const { name, spec, def } = list[i]!;
     let raw: unknown;
     if (Object.hasOwn(input, name)) raw = input[name];
     else if (mode === 'create') raw = spec.default;
@@ -110,7 +121,7 @@ export function parseRecordBody(
       continue;
     }
     values[name] = parsed.value;
-    columns.set(name, parsed.value === null ? null : def.toColumn(parsed.value, spec));
+    columns[i] = parsed.value === null ? null : def.toColumn(parsed.value, spec);
   }
   return { columns, values, errors };
 }
