@@ -23,8 +23,11 @@ export interface ParsedRow {
    * it rather than copying 10,000 maps into 10,000 objects.
    */
   values: Record<string, unknown>;
-  errors: FieldError[];
+  /** Read-only: rows without errors share one empty list (nothing per clean record). */
+  errors: readonly FieldError[];
 }
+
+const NO_ERRORS: readonly FieldError[] = Object.freeze([]);
 
 /** Per cached object (the cache is rebuilt after any schema write, so this never goes stale). */
 const shapes = new WeakMap<StoredObject, Map<string, AttributeSpec>>();
@@ -123,7 +126,7 @@ export function parseRecordBody(
     values[name] = parsed.value;
     columns[i] = parsed.value === null ? null : def.toColumn(parsed.value, spec);
   }
-  return { columns, values, errors };
+  return { columns, values, errors: errors.length > 0 ? errors : NO_ERRORS };
 }
 
 export function validationFailed(errors: FieldError[]): ServiceError {
