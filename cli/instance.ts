@@ -75,6 +75,15 @@ export function findCredentials(ctx: InstanceContext): Credentials | undefined {
 
 const nonEmpty = (v: string | undefined) => (v !== undefined && v !== '' ? v : undefined);
 
+/**
+ * The key the command was given, before any credentials file: --api-key, then
+ * SCHEMASYNC_API_KEY — except with --data, a flag naming the folder whose key to use,
+ * which outranks the env key.
+ */
+function givenKey(ctx: InstanceContext, env: NodeJS.ProcessEnv): string | undefined {
+  return nonEmpty(ctx.global.apiKey) ?? (dataOption(ctx) === undefined ? nonEmpty(env['SCHEMASYNC_API_KEY']) : undefined);
+}
+
 export function resolveInstance(ctx: InstanceContext, env: NodeJS.ProcessEnv = process.env): Instance {
   const creds = findCredentials(ctx);
   const data = dataOption(ctx);
@@ -84,10 +93,7 @@ export function resolveInstance(ctx: InstanceContext, env: NodeJS.ProcessEnv = p
       hint: `--data names a local server's data folder: start it with \`schemasync serve --data ${data}\` (or dev).`,
     });
   }
-  const apiKey =
-    data !== undefined
-      ? (nonEmpty(ctx.global.apiKey) ?? nonEmpty(creds?.apiKey))
-      : (nonEmpty(ctx.global.apiKey) ?? nonEmpty(env['SCHEMASYNC_API_KEY']) ?? nonEmpty(creds?.apiKey));
+  const apiKey = givenKey(ctx, env) ?? nonEmpty(creds?.apiKey);
   const pick = (baseUrl: string, from: Instance['from']): Instance => ({ baseUrl, apiKey, from });
   const flag = nonEmpty(ctx.global.baseUrl);
   if (flag) return pick(flag, 'flag');
@@ -110,7 +116,7 @@ export function resolveInstance(ctx: InstanceContext, env: NodeJS.ProcessEnv = p
  * by a fresh data folder), instead of failing every push until restarted (issue 6).
  */
 export function liveApiKey(ctx: InstanceContext, env: NodeJS.ProcessEnv = process.env): () => string | undefined {
-  const fixed = nonEmpty(ctx.global.apiKey) ?? (dataOption(ctx) === undefined ? nonEmpty(env['SCHEMASYNC_API_KEY']) : undefined);
+  const fixed = givenKey(ctx, env);
   if (fixed !== undefined) return () => fixed;
   return () => nonEmpty(findCredentials(ctx)?.apiKey);
 }
