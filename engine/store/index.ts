@@ -56,6 +56,18 @@ export function openStore(options: OpenStoreOptions): Store {
 export const STATEMENT_CACHE_SIZE = 200;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A record as the store-side rules see it: its id, parsed values and item path. */
+interface StoredRuleRow {
+  id: string;
+  parsed: ParsedRow;
+  path: (string | number)[];
+}
+
+/** Whether any of these attributes has a store-side rule (unique, or a relation target). */
+function hasStoredRules(attrs: readonly AttributeSpec[]): boolean {
+  return attrs.some((a) => a.unique || (a.type === 'relation' && a.target !== undefined));
+}
+
 interface RecordRow {
   id: string;
   version: number;
@@ -467,14 +479,10 @@ export class SqliteStore implements Store {
    * Store-side value rules (relation targets exist, unique against stored rows and within
    * the batch). Errors are collected, not thrown, so every bad attribute is reported.
    */
-  private checkStoredRules(
-    o: StoredObject,
-    rows: { id: string; parsed: ParsedRow; path: (string | number)[] }[],
-    attrs: readonly AttributeSpec[] = userAttributes(o),
-  ): FieldError[] {
+  private checkStoredRules(o: StoredObject, rows: StoredRuleRow[], attrs: readonly AttributeSpec[] = userAttributes(o)): FieldError[] {
     const errors: FieldError[] = [];
     // Most batches have no relation or unique attribute to check: skip the id set (10,000 ids).
-    if (!attrs.some((a) => a.unique || (a.type === 'relation' && a.target !== undefined))) return errors;
+    if (!hasStoredRules(attrs)) return errors;
     const batchIds = new Set(rows.map((r) => r.id));
     for (const spec of attrs) {
       if (spec.type === 'relation' && spec.target !== undefined) {
@@ -531,56 +539,70 @@ export class SqliteStore implements Store {
   }
 
   private writeCreates(o: StoredObject, bodies: unknown[], actor: Actor, bulk: boolean): RecordOut[] {
-    const rows = bodies.map((b, i) => {
-      const path = bulk ? ['records', i] : [];
-      return { id: randomUUID(), parsed: parseRecordBody(o, b, 'create', path), path };
-    });
-    const errors: FieldError[] = [];
-    for (const r of rows) if (r.parsed.errors.length > 0) errors.push(...r.parsed.errors);
+    // Parallel arrays, and item paths built only when a rule needs them: a 10,000-record
+    // bulk-create keeps no wrapper or path per record alive through the request (young-GC
+    // copies every live object, so per-record garbage that survives is what costs).
+    const n = bodies.length;
+    const ids = new Array<string>(n);
+    const parsed = new Array<ParsedRow>(n);
+    let errors: FieldError[] | undefined;
+    for (let i = 0; i < n; i++) {
+      ids[i] = randomUUID();
+      const p = parseRecordBody(o, bodies[i], 'create', bulk ? ['records', i] : []);
+      parsed[i] = p;
+      if (p.errors.length > 0) (errors ??= []).push(...p.errors);
+    }
+    let view: StoredRuleRow[] | undefined;
+    const rows = (): StoredRuleRow[] => (view ??= ids.map((id, i) => ({ id, parsed: parsed[i]!, path: bulk ? ['records', i] : [] })));
+    const attrs = userAttributes(o);
     // Every bad attribute is reported (issue 3): the stored rules (relation targets, unique)
     // run on the values that did parse, and both lists answer together.
-    if (errors.length > 0) throw validationFailed(mergeErrors(errors, this.checkStoredRules(o, rows)));
-    const attrs = userAttributes(o);
+    if (errors) throw validationFailed(mergeErrors(errors, this.checkStoredRules(o, rows())));
     // Unique values are left to the unique indexes on the fast path; a violation rolls the
     // batch back and the checks below run on the untouched table to name every offender.
-    const cheap = attrs.some((a) => a.unique) ? attrs.filter((a) => !a.unique) : attrs;
+    const cheap = attrs.filter((a) => !a.unique);
     let uniqueHit = false;
     try {
       return this.tx(() => {
-        const stored = this.checkStoredRules(o, rows, cheap);
-        if (stored.length > 0) throw validationFailed(stored);
+        if (hasStoredRules(cheap)) {
+          const stored = this.checkStoredRules(o, rows(), cheap);
+          if (stored.length > 0) throw validationFailed(stored);
+        }
         const { stmt, names } = this.insertStatement(o);
         const t = now();
         const by = actor.keyId;
-        const params: SqlValue[] = new Array<SqlValue>(5 + names.length);
-        for (const r of rows) {
-          params[0] = r.id;
-          params[1] = 1;
-          params[2] = t;
-          params[3] = t;
-          params[4] = by;
-          for (let i = 0; i < names.length; i++) params[5 + i] = r.parsed.columns[i] ?? null;
+        const width = names.length;
+        const params: SqlValue[] = new Array<SqlValue>(5 + width);
+        params[1] = 1;
+        params[2] = t;
+        params[3] = t;
+        params[4] = by;
+        for (let r = 0; r < n; r++) {
+          const columns = parsed[r]!.columns;
+          params[0] = ids[r]!;
+          for (let i = 0; i < width; i++) params[5 + i] = columns[i] ?? null;
           try {
-            stmt.run(params);
+            // Spread, not the array: better-sqlite3 binds positional arguments ~10% faster.
+            stmt.run(...params);
           } catch (err) {
             if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') uniqueHit = true;
             throw err;
           }
         }
         // Most objects have no document attribute: no 10,000 empty lists to build and merge.
-        const docErrors = this.files && o.attributes.some((a) => a.type === 'document') ? rows.flatMap((r) => this.checkDocumentValues(o, r.id, r.parsed, r.path)) : [];
-        if (docErrors.length > 0) throw validationFailed(docErrors);
-        // A create sets every attribute (sent, default or null), in attribute order: the
-        // parsed values are the record's values, with no copy per record.
-        return rows.map((r) => {
-          const values = r.parsed.values;
-          for (const n of names) if (!Object.hasOwn(values, n) || values[n] === undefined) values[n] = null;
-          return { id: r.id, object: o.name, version: 1, createdAt: t, updatedAt: t, values };
-        });
+        if (this.files && o.attributes.some((a) => a.type === 'document')) {
+          const docErrors = rows().flatMap((r) => this.checkDocumentValues(o, r.id, r.parsed, r.path));
+          if (docErrors.length > 0) throw validationFailed(docErrors);
+        }
+        // A create sets every attribute (sent, default or null) in attribute order
+        // (parseRecordBody), so the parsed values are the record's values, not copied.
+        const out = new Array<RecordOut>(n);
+        for (let r = 0; r < n; r++) out[r] = { id: ids[r]!, object: o.name, version: 1, createdAt: t, updatedAt: t, values: parsed[r]!.values };
+        return out;
       });
     } catch (err) {
       if (!uniqueHit) throw err;
-      const named = this.checkStoredRules(o, rows, attrs.filter((a) => a.unique));
+      const named = this.checkStoredRules(o, rows(), attrs.filter((a) => a.unique));
       throw named.length > 0 ? validationFailed(named) : err;
     }
   }

@@ -93,8 +93,11 @@ export function parseRecordBody(
   const input = body as Record<string, unknown>;
   const attrs = shapeOf(o);
   const errors: FieldError[] = [];
-  const keys = Object.keys(input);
-  for (const k of keys) {
+  let sent = 0;
+  // for…in with an own-property check: no key array per record of a bulk write.
+  for (const k in input) {
+    if (!Object.hasOwn(input, k)) continue;
+    sent++;
     if (SYSTEM.has(k)) {
       errors.push({ path: [...path, k], message: `${k} is a system attribute and cannot be written` });
     } else if (!attrs.has(k)) {
@@ -104,11 +107,11 @@ export function parseRecordBody(
       });
     }
   }
-  if (mode === 'update' && keys.length === 0) {
+  if (mode === 'update' && sent === 0) {
     errors.push({ path, message: 'must set at least one attribute' });
   }
   const list = columnsOf(o);
-  const columns = new Array<SqlValue | undefined>(list.length).fill(undefined);
+  const columns = new Array<SqlValue | undefined>(list.length);
   const values: Record<string, unknown> = {};
   for (let i = 0; i < list.length; i++) {
     const { name, spec, def } = list[i]!;
