@@ -501,6 +501,7 @@ export class SqliteStore implements Store {
         const taken = this.stmt(`SELECT id FROM ${tableIdent(o.name)} WHERE ${sqlIdent(spec.name)} = ? AND id <> ? LIMIT 1`);
         const inBatch = new Map<SqlValue, number>();
         const at = columnIndex(o, spec.name);
+        let writers: Set<string> | undefined;
         rows.forEach((r, i) => {
           const c = r.parsed.columns[at];
           if (c === undefined || c === null) return;
@@ -511,7 +512,9 @@ export class SqliteStore implements Store {
           }
           inBatch.set(c, i);
           const hit = taken.get(c, r.id) as { id: string } | undefined;
-          if (hit && !batchIds.has(hit.id)) {
+          // The batch's end state judges: a holder in the batch gives the value up only if it writes this attribute.
+          const givenUp = hit !== undefined && batchIds.has(hit.id) && (writers ??= new Set(rows.filter((x) => x.parsed.columns[at] !== undefined).map((x) => x.id))).has(hit.id);
+          if (hit && !givenUp) {
             errors.push({ path: [...r.path, spec.name], message: `${spec.name} must be unique: record ${hit.id} already has this value` });
           }
         });
@@ -632,7 +635,7 @@ export class SqliteStore implements Store {
       seen.add(r.id);
     });
     return this.tx(() => {
-      rows.forEach((r, i) => {
+      const before = rows.map((r, i) => {
         const item = bulk ? `records[${i}]` : undefined;
         const row = this.requireRow(o, r.id, item);
         if (r.ifMatch !== '*' && r.ifMatch !== row.version) {
@@ -640,12 +643,30 @@ export class SqliteStore implements Store {
             fix: 'GET the record for its current version (etag) and send that in if-match',
           });
         }
+        return row;
       });
       const stored = this.checkStoredRules(o, rows.map((r) => ({ ...r, path: valuePath(r) })));
       if (stored.length > 0) throw validationFailed(stored);
       const t = now();
       const out: RecordOut[] = [];
       const attrs = userAttributes(o);
+      // A unique index checks each UPDATE alone, but the batch is judged on its end state
+      // (contract.md §3, all or nothing), which checkStoredRules has just found valid: rows
+      // that change a unique value let go of the old one first (several NULLs are allowed),
+      // so a swap or a rotation inside the batch cannot collide halfway. One row alone
+      // never collides with itself.
+      if (rows.length > 1) {
+        attrs.forEach((a, at) => {
+          if (!a.unique) return;
+          let release: Statement | undefined;
+          rows.forEach((r, i) => {
+            const c = r.parsed.columns[at];
+            const old = before[i]![a.name];
+            if (c === undefined || old === null || old === undefined || c === old) return;
+            (release ??= this.stmt(`UPDATE ${tableIdent(o.name)} SET ${sqlIdent(a.name)} = NULL WHERE id = ?`)).run(r.id);
+          });
+        });
+      }
       rows.forEach((r) => {
         const names: string[] = [];
         const set: SqlValue[] = [];
@@ -658,7 +679,8 @@ export class SqliteStore implements Store {
         try {
           this.stmt(sql).run(t, ...set, r.id);
         } catch (err) {
-          // Two items of one batch swapping unique values collide mid-batch: a 400, not a 500.
+          // Not expected once the checks above passed (the old values were let go); kept so a
+          // collision they missed is still a 400 naming the item, not a 500.
           if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
           const unique = userAttributes(o).filter((a) => a.unique && names.includes(a.name)).map((a) => a.name);
           throw validationFailed(unique.map((n) => ({ path: [...r.path, ...(bulk ? ['values'] : []), n], message: `${n} must be unique: another record holds this value while the batch applies` })));
