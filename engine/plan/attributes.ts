@@ -4,7 +4,7 @@ import { attributeNameProblem, isDeclarableAttributeName } from '../model/names.
 import type { StoredAttribute } from '../model/stored.js';
 import { isWidening } from '../model/types/registry.js';
 import { attributeChanges, compact, DATA_FIELDS } from './compare.js';
-import { SAMPLE_IDS, type DataFacts } from './facts.js';
+import { afterBackfill, SAMPLE_IDS, type DataFacts } from './facts.js';
 import * as msg from './messages.js';
 import type { Conflict, Step } from './types.js';
 
@@ -144,25 +144,23 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
       // the probe reads stored data under stored names: a target that only follows a rename is no change
       const probe = renamedTarget !== undefined && renamedTarget === next.target ? { ...next, target: current.target as string } : next;
       const lost = { nulled: 0, altered: 0, sampleIds: [] as string[] };
-      for (const v of facts.violations(storedObject, storedName, probe)) {
-        if (v.count === 0) continue;
+      for (const found of facts.violations(storedObject, storedName, probe)) {
+        if (found.count === 0) continue;
+        const v = afterBackfill(found, next);
+        if (v === undefined) {
+          // the apply fills the empty values with the default in the same transaction
+          step.backfill = found.count;
+          step.affected = found.count;
+          step.sampleIds = found.sampleIds.slice(0, SAMPLE_IDS);
+          step.reason = msg.requiredBackfillReason(found.count);
+          continue;
+        }
         const sampleIds = v.sampleIds.slice(0, SAMPLE_IDS);
         if (v.rule === 'type' || v.rule === 'lossy') {
           // a lossy conversion is a loss the user may allow, not a conflict (contract §3)
           if (v.rule === 'type') lost.nulled += v.count;
           else lost.altered += v.count;
           for (const id of sampleIds) if (lost.sampleIds.length < SAMPLE_IDS && !lost.sampleIds.includes(id)) lost.sampleIds.push(id);
-          continue;
-        }
-        if (v.rule === 'required' && next.default !== undefined && next.default !== null) {
-          // required with a default: the apply fills the empty values in the same transaction
-          step.backfill = v.count;
-          step.affected = v.count;
-          step.sampleIds = sampleIds;
-          step.reason = msg.requiredBackfillReason(v.count);
-          if (next.unique && v.count > 1) {
-            out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'unique', count: v.count, sampleIds, ...msg.violationMessage('unique', target, v.count, sampleIds) });
-          }
           continue;
         }
         if (v.rule === 'relation_target') {

@@ -48,3 +48,16 @@ export interface DataFacts {
 
 /** Sample ids shown in messages (issue: "up to five sample record ids"). */
 export const SAMPLE_IDS = 5;
+
+/**
+ * Required over stored nulls when `next` has a non-null default: the change fills the empty
+ * values with the default in its own transaction (the plan's backfill step, and
+ * PUT …/attributes/:id alike), so the violation is covered — undefined. A unique attribute
+ * with more than one empty value is not: they would all take the one default, which is
+ * reported as the unique violation it becomes. Any other violation is returned as is.
+ */
+export function afterBackfill(v: Violation, next: AttributeSpec): Violation | undefined {
+  if (v.rule !== 'required' || next.default === undefined || next.default === null) return v;
+  if (next.unique && v.count > 1) return { ...v, rule: 'unique' };
+  return undefined;
+}

@@ -3,9 +3,7 @@ import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Owner } from '../model/stored.js';
 import { specOf } from '../plan/attributes.js';
 import type { Plan, Step, StepAction } from '../plan/types.js';
-import { sqlIdent } from '../model/names.js';
-import { typeDef } from '../model/types/registry.js';
-import { specOfStored, tableIdent } from './catalog.js';
+import { specOfStored } from './catalog.js';
 import { now } from './db.js';
 import { renameRecordTable } from './ddl.js';
 import type { SqliteStore } from './index.js';
@@ -86,8 +84,11 @@ const HANDLERS: { [A in StepAction]: Handler<A> } = {
     const a = o.attributes.find((x) => x.name === step.attribute);
     if (!a) throw new Error(`attribute ${step.target} is not stored`);
     const next = { ...step.to, name: step.attribute };
-    ctx.store.changeAttributeNow(o.name, step.attribute, next, { refuse: false, ...(step.adopt ? { owner: ctx.owner } : {}) });
-    if (step.backfill !== undefined) backfillDefault(ctx, o.name, next);
+    ctx.store.changeAttributeNow(o.name, step.attribute, next, {
+      refuse: false,
+      backfill: step.backfill !== undefined,
+      ...(step.adopt ? { owner: ctx.owner } : {}),
+    });
   },
   create_view(step, ctx) {
     upsertView(ctx, step.view, step.decl);
@@ -99,23 +100,6 @@ const HANDLERS: { [A in StepAction]: Handler<A> } = {
     ctx.store.db.prepare('DELETE FROM _ss_views WHERE name = ?').run(step.view);
   },
 };
-
-/**
- * An existing attribute that becomes required with a default: its empty values take the
- * default inside the push's transaction (the plan's `~` step says how many), so the
- * required-over-nulls fix "give a default" works (issue 4).
- */
-function backfillDefault(ctx: ApplyContext, object: string, spec: AttributeSpec): void {
-  if (spec.default === undefined || spec.default === null) return;
-  const def = typeDef(spec.type);
-  const parsed = def.parse(spec.default, spec);
-  if (!parsed.ok) throw new Error(`the default of ${object}.${spec.name} is not valid: ${parsed.message}`);
-  const col = sqlIdent(spec.name);
-  // a filled record is a changed record: its version moves so a client's stale if-match is refused
-  ctx.store.db
-    .prepare(`UPDATE ${tableIdent(object)} SET ${col} = ?, version = version + 1, updated_at = ? WHERE ${col} IS NULL`)
-    .run(def.toColumn(parsed.value, spec), now());
-}
 
 function upsertView(ctx: ApplyContext, name: string, decl: ViewDecl): void {
   const t = now();

@@ -3,7 +3,7 @@ import { sqlIdent } from '../model/names.js';
 import type { StoredObject } from '../model/stored.js';
 import { keepsValue, typeDef } from '../model/types/registry.js';
 import type { SqlValue } from '../model/types/type-def.js';
-import { SAMPLE_IDS, type DataFacts, type Violation, type ViolationRule } from '../plan/facts.js';
+import { afterBackfill, SAMPLE_IDS, type DataFacts, type Violation, type ViolationRule } from '../plan/facts.js';
 import { specOfStored, tableIdent } from './catalog.js';
 import { convertApiValue } from './convert.js';
 import type { Db } from './db.js';
@@ -78,13 +78,19 @@ export function violations(db: Db, object: string, current: AttributeSpec, next:
   };
   const table = tableIdent(object);
   const col = sqlIdent(current.name);
-  if (next.required) {
-    const rows = db.prepare(`SELECT id FROM ${table} WHERE ${col} IS NULL ORDER BY rowid`).all() as { id: string }[];
-    for (const r of rows) note('required', r.id);
-  }
   const seen = new Map<string, string>();
   const dupes = new Set<string>();
   const def = typeDef(next.type);
+  if (next.required) {
+    const rows = db.prepare(`SELECT id FROM ${table} WHERE ${col} IS NULL ORDER BY rowid`).all() as { id: string }[];
+    for (const r of rows) note('required', r.id);
+    const empty = found.get('required');
+    if (next.unique && empty && afterBackfill(empty, next) === undefined) {
+      // the one empty value will hold the default: a stored value equal to it is a duplicate
+      const parsed = def.parse(next.default, next);
+      if (parsed.ok) seen.set(String(def.toColumn(parsed.value, next)), rows[0]!.id);
+    }
+  }
   const typeChange = current.type !== next.type;
   // One definition of the relation-target rule (issue 4): links stored under the old
   // target would point at records of the wrong object, for the planner and PUT …/attributes/:id alike.

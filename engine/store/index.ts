@@ -8,9 +8,10 @@ import { objectNameProblem, sqlIdent } from '../model/names.js';
 import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
 import { typeDef } from '../model/types/registry.js';
 import type { SqlValue } from '../model/types/type-def.js';
-import type { DataFacts } from '../plan/facts.js';
+import { afterBackfill, type DataFacts } from '../plan/facts.js';
 import { violationMessage } from '../plan/messages.js';
 import { applyPlan } from './apply.js';
+import { backfillDefault } from './backfill.js';
 import { BlobStore } from './blobs.js';
 import { SYSTEM_SPECS, isMultiValued, loadObjects, loadViews, specJson, specOfStored, tableIdent } from './catalog.js';
 import { openDatabase, now, type Db } from './db.js';
@@ -350,14 +351,20 @@ export class SqliteStore implements Store {
         this.db.prepare(`UPDATE ${tableIdent(o.name)} SET ${sqlIdent(spec.name)} = ?`).run(typeDef(spec.type).toColumn(parsed.value, spec));
       }
     }
+    // the default is written above, so there is nothing left to backfill: refuse only
     this.refuseViolations(o.name, spec, spec);
     syncIndex(this.db, o.name, attrId, spec, true);
   }
 
-  /** 400 SCHEMA_VALIDATION_FAILED naming rule, count and sample ids (issue 3: PUT …/attributes/:id). */
-  private refuseViolations(object: string, current: AttributeSpec, next: AttributeSpec): void {
-    const found = violations(this.db, object, current, next);
-    if (found.length === 0) return;
+  /**
+   * 400 SCHEMA_VALIDATION_FAILED naming rule, count and sample ids (issue 3: PUT …/attributes/:id),
+   * except what the default backfills (the planner's rule, afterBackfill). Returns whether
+   * the change must backfill.
+   */
+  private refuseViolations(object: string, current: AttributeSpec, next: AttributeSpec): boolean {
+    const all = violations(this.db, object, current, next);
+    const found = all.map((v) => afterBackfill(v, next)).filter((v) => v !== undefined);
+    if (found.length === 0) return all.length > 0; // all of them (if any) are nulls the default fills
     const target = `${object}.${next.name}`;
     const texts = found.map((v) => violationMessage(v.rule, target, v.count, v.sampleIds));
     throw new ServiceError('SCHEMA_VALIDATION_FAILED', texts.map((t) => t.message).join(' '), {
@@ -391,9 +398,10 @@ export class SqliteStore implements Store {
   /**
    * Inside a transaction: rename, type change (column rebuild), constraint change, index.
    * `refuse`: stored data that breaks `next` refuses (routes); the plan applier has already
-   * decided (a destructive conversion approved by allowDestructive nulls what cannot convert).
+   * decided (a destructive conversion approved by allowDestructive nulls what cannot convert)
+   * and says with `backfill` whether the default fills the empty values (its plan step).
    */
-  changeAttributeNow(object: string, name: string, next: AttributeSpec, options: { refuse: boolean; owner?: Owner }): void {
+  changeAttributeNow(object: string, name: string, next: AttributeSpec, options: { refuse: boolean; backfill?: boolean; owner?: Owner }): void {
     const o = this.requireObject(object);
     const a = this.requireAttribute(o, name);
     const current = specOfStored(a);
@@ -403,7 +411,7 @@ export class SqliteStore implements Store {
       }
     }
     this.checkRelationTarget(next, o.name);
-    if (options.refuse) this.refuseViolations(o.name, current, next);
+    const backfill = options.refuse ? this.refuseViolations(o.name, current, next) : options.backfill === true;
     if (next.name !== current.name) renameColumn(this.db, o.name, current.name, next.name);
     // Document rows name their slot by attribute (engine/store/files.ts): they follow a
     // rename, and go with the values when the attribute stops being a document (issue 5: no orphans).
@@ -420,6 +428,7 @@ export class SqliteStore implements Store {
     // Renames carry the index along (SQLite rewrites it); only a changed need touches it.
     const indexed = (x: AttributeSpec): string => (x.unique ? 'unique' : x.type === 'relation' ? 'plain' : 'none');
     if (needsRebuild || indexed(current) !== indexed(next)) syncIndex(this.db, o.name, a.id, next, needsRebuild);
+    if (backfill) backfillDefault(this.db, o.name, next);
   }
 
   deleteAttribute(object: string, attribute: string): void {

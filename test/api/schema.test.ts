@@ -80,6 +80,64 @@ describe('attributes', () => {
   });
 });
 
+describe('required over stored nulls with a default (the planner\'s backfill rule)', () => {
+  const attr = async (object: string, name: string) =>
+    (await s.call('GET', `/schema/objects/${object}`)).body.data.attributes.find((a: { name: string }) => a.name === name);
+  const record = async (object: string, id: string) => (await s.call('GET', `/records/${object}/${id}`)).body.data;
+  const make = async (object: string, rows: Record<string, unknown>[]): Promise<string[]> => {
+    expect((await post('/schema/objects', { name: object, attributes: [{ name: 'title', type: 'text' }, { name: 'stage', type: 'text' }] })).status).toBe(201);
+    const ids: string[] = [];
+    for (const values of rows) ids.push((await post(`/records/${object}`, values)).body.data.id);
+    return ids;
+  };
+
+  it('PUT …/attributes/:id to required with a default fills the nulls in the same change', async () => {
+    const [won, a, b] = await make('bf_deal', [{ title: 'w', stage: 'won' }, { title: 'a' }, { title: 'b' }]);
+    const before = await record('bf_deal', a!);
+    const r = await s.call('PUT', '/schema/objects/bf_deal/attributes/stage', { body: { required: true, default: 'lead' } });
+    expect(r.status).toBe(200);
+    expect(r.body.data).toMatchObject({ name: 'stage', required: true, default: 'lead' });
+    expect([(await record('bf_deal', won!)).values.stage, (await record('bf_deal', a!)).values.stage, (await record('bf_deal', b!)).values.stage]).toEqual([
+      'won',
+      'lead',
+      'lead',
+    ]);
+    // a filled record is a changed record (as after a push's backfill)
+    expect((await record('bf_deal', a!)).version).toBe(before.version + 1);
+    expect((await record('bf_deal', won!)).version).toBe(1);
+  });
+
+  it('without a default it is still refused, naming the count; nothing changes', async () => {
+    const [, a] = await make('bf_nodefault', [{ title: 'w', stage: 'won' }, { title: 'a' }, { title: 'b' }]);
+    const r = await s.call('PUT', '/schema/objects/bf_nodefault/attributes/stage', { body: { required: true } });
+    expectError(r, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', message: /^2 records \(e\.g\. .+\) have no value for bf_nodefault\.stage, which is now required/ });
+    expect(r.body.errors).toEqual([{ path: ['stage'], message: r.body.message }]);
+    expect((await attr('bf_nodefault', 'stage')).required).not.toBe(true);
+    expect((await record('bf_nodefault', a!)).values.stage).toBeNull();
+  });
+
+  it('unique with a default and two empty values is refused: they would share the default', async () => {
+    const [, a, b] = await make('bf_unique', [{ title: 'w', stage: 'won' }, { title: 'a' }, { title: 'b' }]);
+    const r = await s.call('PUT', '/schema/objects/bf_unique/attributes/stage', { body: { required: true, unique: true, default: 'lead' } });
+    expectError(r, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', message: /^2 records .* bf_unique\.stage is now unique/ });
+    expect(r.body.errors).toEqual([{ path: ['stage'], message: r.body.message }]);
+    expect(await attr('bf_unique', 'stage')).not.toHaveProperty('required');
+    expect((await record('bf_unique', a!)).values.stage).toBeNull();
+    // with one empty value the default is taken once: allowed and filled
+    await s.call('DELETE', `/records/bf_unique/${a}`);
+    expect((await s.call('PUT', '/schema/objects/bf_unique/attributes/stage', { body: { required: true, unique: true, default: 'lead' } })).status).toBe(200);
+    expect((await record('bf_unique', b!)).values.stage).toBe('lead');
+  });
+
+  it('POST …/attributes required with a default over stored records gives them all the default', async () => {
+    const [a, b] = await make('bf_add', [{ title: 'a' }, { title: 'b' }]);
+    expect((await post('/schema/objects/bf_add/attributes', { name: 'region', type: 'text', required: true, default: 'eu' })).status).toBe(201);
+    expect([(await record('bf_add', a!)).values.region, (await record('bf_add', b!)).values.region]).toEqual(['eu', 'eu']);
+    expectError(await post('/schema/objects/bf_add/attributes', { name: 'zone', type: 'text', required: true }), { status: 400, code: 'SCHEMA_VALIDATION_FAILED', message: /^2 records/ });
+    expectError(await post('/schema/objects/bf_add/attributes', { name: 'slot', type: 'text', unique: true, default: 'x' }), { status: 400, code: 'SCHEMA_VALIDATION_FAILED' });
+  });
+});
+
 describe('deleting objects', () => {
   it('refuses referenced (409) and non-empty objects unless forced', async () => {
     await post('/schema/objects', { name: 'deal', attributes: [{ name: 'company', type: 'relation', target: 'company' }] });

@@ -148,6 +148,32 @@ describe('required with a default', () => {
     expect((await push(after)).status).toBe(200);
     expect([(await values('deal', a)).stage, (await values('deal', b)).stage, (await values('deal', c)).stage]).toEqual(['won', 'lead', 'lead']);
   });
+
+  it('unique: the one empty value may not take a default another record holds; a conflict, not a failed apply', async () => {
+    s = await startTestServer();
+    const decl: Decl = { objects: { deal: { attributes: { stage: { type: 'text' } } } }, views: {} };
+    await push(decl);
+    const held = await create('deal', { stage: 'lead' });
+    const empty = await create('deal', {});
+    const after = structuredClone(decl);
+    after.objects.deal!.attributes.stage = { type: 'text', required: true, unique: true, default: 'lead' };
+    const r = await push(after);
+    expectError(r, { status: 409, code: 'SCHEMA_SYNC_CONFLICT' });
+    expect((await push(after, { dryRun: true })).body.data.plan.conflicts).toEqual([
+      expect.objectContaining({ rule: 'unique', count: 2, sampleIds: [empty, held] }),
+    ]);
+    expect((await values('deal', empty)).stage).toBeNull();
+    // the same rule on PUT …/attributes/:id
+    expectError(await s.call('PUT', '/schema/objects/deal/attributes/stage', { body: { required: true, unique: true, default: 'lead' } }), {
+      status: 400,
+      code: 'SCHEMA_VALIDATION_FAILED',
+      message: /share their value of deal\.stage/,
+    });
+    // another default is taken once: filled
+    after.objects.deal!.attributes.stage!.default = 'new';
+    expect((await push(after)).status).toBe(200);
+    expect((await values('deal', empty)).stage).toBe('new');
+  });
 });
 
 describe('the recorded declaration', () => {

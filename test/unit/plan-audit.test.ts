@@ -139,6 +139,17 @@ describe('planner: required', () => {
     expect(planOf(base(), after, { deal: deals(3, (i) => ({ amount: i === 0 ? 5 : null })) }).conflicts[0]).toMatchObject({ rule: 'required', count: 2 });
   });
 
+  it('unique with a default backfills one empty value, but two would share the default: a unique conflict', () => {
+    const after = base();
+    after.objects.deal!.attributes.code = { type: 'text', required: true, unique: true, default: 'none' };
+    const one = planOf(base(), after, { deal: deals(3, (i) => ({ code: i === 0 ? null : `c${i}` })) });
+    expect(one.conflicts).toEqual([]);
+    expect(one.steps[0]).toMatchObject({ action: 'change_attribute', backfill: 1 });
+    const two = planOf(base(), after, { deal: deals(3, (i) => ({ code: i === 0 ? 'c0' : null })) });
+    expect(two.conflicts).toEqual([expect.objectContaining({ rule: 'unique', count: 2, sampleIds: ['d1', 'd2'] })]);
+    expect(two.conflicts[0]!.message).toMatch(/^2 records \(e\.g\. d1, d2\) share their value of deal\.code/);
+  });
+
   it('a new required attribute over existing records names sample ids', () => {
     const after = base();
     after.objects.deal!.attributes.region = { type: 'text', required: true };
