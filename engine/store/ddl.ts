@@ -62,10 +62,12 @@ export function syncIndex(db: Db, object: string, attributeId: string, spec: Att
  * the rows come back: no ALTER TABLE … RENAME, which re-parses every table of the schema
  * (~36 ms on 1,000 tables, against ~5 ms for the whole rebuild this way; issue 4: "the
  * one-attribute change applied in < 100 ms"). The rows are copied twice, which a table of
- * any size pays less for than the DROP COLUMN rewrite would cost. rowid is kept (facts.ts
+ * any size pays less for than the DROP COLUMN rewrite would cost. The rowid is kept (facts.ts
  * orders samples by it); the table's other indexes are re-created from their stored SQL;
  * column names stay, so document slots and relations keyed by name are untouched. Runs
  * inside the caller's transaction (the temp copy included): a failure leaves the old table.
+ * SQL here and in facts.ts says `_rowid_`, never `rowid` or `oid`: those two are valid
+ * attribute names, and a column of that name hides SQLite's own (values were scrambled).
  */
 export function rebuildColumn(db: Db, object: string, attributeId: string, from: AttributeSpec, to: AttributeSpec): void {
   const table = tableIdent(object);
@@ -86,14 +88,14 @@ export function rebuildColumn(db: Db, object: string, attributeId: string, from:
   db.exec(`CREATE TABLE ${tmp} (${defs.join(', ')}) STRICT`);
   const targets = columns.map((c) => sqlIdent(c.name === from.name ? to.name : c.name)).join(', ');
   const sources = columns.map((c) => (c.name === from.name ? 'NULL' : sqlIdent(c.name))).join(', ');
-  db.exec(`INSERT INTO ${tmp} (rowid, ${targets}) SELECT rowid, ${sources} FROM ${table}`);
+  db.exec(`INSERT INTO ${tmp} (_rowid_, ${targets}) SELECT _rowid_, ${sources} FROM ${table}`);
   const col = sqlIdent(from.name);
-  const rows = db.prepare(`SELECT rowid AS r, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL`).all() as { r: number; v: SqlValue }[];
-  const write = db.prepare(`UPDATE ${tmp} SET ${sqlIdent(to.name)} = ? WHERE rowid = ?`);
+  const rows = db.prepare(`SELECT _rowid_ AS r, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL`).all() as { r: number; v: SqlValue }[];
+  const write = db.prepare(`UPDATE ${tmp} SET ${sqlIdent(to.name)} = ? WHERE _rowid_ = ?`);
   for (const r of rows) write.run(convertColumnValue(r.v, from, to) ?? null, r.r);
   db.exec(`DROP TABLE ${table}`);
   db.exec(`CREATE TABLE ${table} (${defs.join(', ')}) STRICT`);
-  db.exec(`INSERT INTO ${table} (rowid, ${targets}) SELECT rowid, ${targets} FROM ${tmp}`);
+  db.exec(`INSERT INTO ${table} (_rowid_, ${targets}) SELECT _rowid_, ${targets} FROM ${tmp}`);
   db.exec(`DROP TABLE ${tmp}`);
   // The stored SQL names the table by its (unchanged) name and columns by theirs.
   for (const sql of indexes) db.exec(sql);

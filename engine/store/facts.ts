@@ -41,7 +41,7 @@ export function sqlFacts(db: Db, objects: () => Map<string, StoredObject>): Data
     },
     recordSample(object) {
       if (!objects().has(object)) return [];
-      return (db.prepare(`SELECT id FROM ${tableIdent(object)} ORDER BY rowid LIMIT ${SAMPLE_IDS}`).all() as { id: string }[]).map((r) => r.id);
+      return (db.prepare(`SELECT id FROM ${tableIdent(object)} ORDER BY _rowid_ LIMIT ${SAMPLE_IDS}`).all() as { id: string }[]).map((r) => r.id);
     },
   };
 }
@@ -82,7 +82,7 @@ export function violations(db: Db, object: string, current: AttributeSpec, next:
   const dupes = new Set<string>();
   const def = typeDef(next.type);
   if (next.required) {
-    const rows = db.prepare(`SELECT id FROM ${table} WHERE ${col} IS NULL ORDER BY rowid`).all() as { id: string }[];
+    const rows = db.prepare(`SELECT id FROM ${table} WHERE ${col} IS NULL ORDER BY _rowid_`).all() as { id: string }[];
     for (const r of rows) note('required', r.id);
     const empty = found.get('required');
     if (next.unique && empty && afterBackfill(empty, next) === undefined) {
@@ -95,7 +95,7 @@ export function violations(db: Db, object: string, current: AttributeSpec, next:
   // One definition of the relation-target rule (issue 4): links stored under the old
   // target would point at records of the wrong object, for the planner and PUT …/attributes/:id alike.
   const retarget = !typeChange && current.type === 'relation' && next.type === 'relation' && current.target !== next.target;
-  const stmt = db.prepare(`SELECT id, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL ORDER BY rowid`);
+  const stmt = db.prepare(`SELECT id, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL ORDER BY _rowid_`);
   for (const r of stmt.iterate() as IterableIterator<{ id: string; v: SqlValue }>) {
     const converted = convertApiValue(r.v, current, next);
     const rule = brokenRule(converted, next);

@@ -141,6 +141,27 @@ describe('store: schema', () => {
     const options = errorOf(() => store.updateAttribute('deal', 'score', { type: 'select', options: ['7'] }));
     expect(options.message).toContain('no longer among its options');
   });
+
+  it('attributes named rowid and oid do not hide the rows a type change or a data check works on', () => {
+    // Both names pass the name rule; SQLite would read them instead of its own row number.
+    store.createObject({ name: 'ledger', attributes: [{ name: 'rowid', type: 'text' }, { name: 'oid', type: 'text' }, { name: 'amount', type: 'text' }] }, RUNTIME);
+    const rows = [
+      { rowid: 'same', oid: 'same', amount: '10' },
+      { rowid: 'same', oid: 'x', amount: '20' },
+      { rowid: null, oid: null, amount: '30' },
+      { rowid: 'other', oid: 'same', amount: '40' },
+    ].map((v) => store.createRecord('ledger', v, actor));
+    store.updateAttribute('ledger', 'amount', { type: 'number' });
+    expect(rows.map((r) => store.getRecord('ledger', r.id).values)).toEqual([
+      { rowid: 'same', oid: 'same', amount: 10 },
+      { rowid: 'same', oid: 'x', amount: 20 },
+      { rowid: null, oid: null, amount: 30 },
+      { rowid: 'other', oid: 'same', amount: 40 },
+    ]);
+    // Samples in a refusal are the oldest records first, by the real row order.
+    const refused = errorOf(() => store.updateAttribute('ledger', 'rowid', { required: true }));
+    expect(refused.message).toContain(rows[2]!.id);
+  });
 });
 
 describe('store: records', () => {
