@@ -38,13 +38,21 @@ const toKey = (r: KeyRow): KeyOut => ({
 /** Scopes null = everything the role allows (an owner: keys:manage included). */
 const managesKeys = (scopes: readonly Scope[] | null): boolean => scopes === null || scopes.includes('keys:manage' as Scope);
 
+/**
+ * A key holds a built-in role. Exported so the keys route can answer an unknown role with
+ * this 404 before it weighs whether the caller may grant that role (a 403 would hide the typo).
+ */
+export function requireKeyRole(role: string): void {
+  if (!(BUILTIN_ROLES as readonly string[]).includes(role)) {
+    throw new ServiceError('SCHEMA_ROLE_NOT_FOUND', `Role "${role}" does not exist (built-in roles: ${BUILTIN_ROLES.join(', ')})`);
+  }
+}
+
 export class Keys {
   constructor(private readonly db: Db) {}
 
   create(input: { name: string; role: string; scopes?: Scope[] | null }): { key: KeyOut; secret: string } {
-    if (!(BUILTIN_ROLES as readonly string[]).includes(input.role)) {
-      throw new ServiceError('SCHEMA_ROLE_NOT_FOUND', `Role "${input.role}" does not exist (built-in roles: ${BUILTIN_ROLES.join(', ')})`);
-    }
+    requireKeyRole(input.role);
     const scopes = input.scopes ?? null;
     const bad = (scopes ?? []).filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (bad.length > 0) {

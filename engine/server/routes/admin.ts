@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../errors.js';
+import { requireKeyRole } from '../../store/keys.js';
 import type { Scope } from '../../store/types.js';
 import { actorOf, type RouteDeps } from '../context.js';
 import { ok } from '../envelope.js';
-import { requireMayManageRole } from '../permissions.js';
+import { requireWithinRights, scopesToGrant } from '../permissions.js';
 import * as s from '../schemas/admin.js';
 
 /** Keys and views (contract.md §3 "Roles, keys, views"). */
@@ -12,8 +13,13 @@ export async function adminRoutes(app: FastifyInstance, { store, authCache }: Ro
     '/keys',
     { schema: s.createKeySchema, config: { action: 'keys:manage' } },
     async (request, reply) => {
-      requireMayManageRole(actorOf(request), request.body.role);
-      const { key, secret } = store.createKey(request.body);
+      const actor = actorOf(request);
+      requireKeyRole(request.body.role);
+      // The answer carries the scopes actually stored, so a caller who asked for none sees
+      // that its new key inherited the creator's limits rather than being unlimited.
+      const scopes = scopesToGrant(actor, request.body.scopes);
+      requireWithinRights(actor, { role: request.body.role, scopes });
+      const { key, secret } = store.createKey({ name: request.body.name, role: request.body.role, scopes });
       reply.code(201);
       return ok({ ...key, secret });
     },
@@ -29,8 +35,9 @@ export async function adminRoutes(app: FastifyInstance, { store, authCache }: Ro
     { schema: s.revokeKeySchema, config: { action: 'keys:manage' } },
     async (request) => {
       const target = store.listKeys().find((k) => k.id === request.params.id);
-      // An admin may not revoke owner keys; an unknown id is left to the store's answer.
-      if (target) requireMayManageRole(actorOf(request), target.role);
+      // Only a key within the caller's own rights (the same rule as create); an unknown id
+      // is left to the store's answer.
+      if (target) requireWithinRights(actorOf(request), target);
       store.revokeKey(request.params.id);
       // A revoked key must stop working on the next request (contract.md §3).
       authCache?.clear();
