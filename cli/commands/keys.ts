@@ -30,7 +30,8 @@ export const run: CommandRun<KeysOptions> = async (ctx) => {
       if (ctx.global.json) {
         out(JSON.stringify(key));
       } else {
-        out(`created key ${key.id} "${key.name}" (role ${key.role}${key.scopes ? `, scopes ${key.scopes.join(',')}` : ''})`);
+        // The scopes the server stored, which may be the creator's own when none were asked for.
+        out(`created key ${key.id} "${key.name}" (role ${key.role}, scopes ${key.scopes ? key.scopes.join(',') : '(role)'})`);
         out(`secret (shown once, store it now): ${c.bold(key.secret)}`);
       }
       return 0;

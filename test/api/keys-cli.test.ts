@@ -52,6 +52,20 @@ describe('schemasync keys', () => {
     expect((await s.call('GET', '/schema/objects', { key: key.secret })).status).toBe(401);
   });
 
+  it('create shows the scopes the server stored: a scoped key without --scopes passes on its own', async () => {
+    const manager = s.keyFor('admin', ['keys:manage', 'records:read']);
+    const human = await cli(['keys', 'create', 'inherits', '--role', 'member'], manager);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^created key [0-9a-f]{16} "inherits" \(role member, scopes keys:manage,records:read\)$/m);
+    const json = await cli(['keys', 'create', 'inherits2', '--role', 'member', '--json'], manager);
+    expect(JSON.parse(json.stdout)).toMatchObject({ role: 'member', scopes: ['keys:manage', 'records:read'] });
+    const unlimited = await cli(['keys', 'create', 'wide', '--role', 'member']);
+    expect(unlimited.stdout).toContain('"wide" (role member, scopes (role))');
+    const refused = await cli(['keys', 'create', 'minted', '--role', 'admin', '--scopes', 'schema:write'], manager);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Error: 403 SCHEMA_FORBIDDEN: You do not have permission to perform this action.');
+  });
+
   it('a refusal is one error line with status and code, exit 1', async () => {
     const owner = s.store.listKeys().find((k) => k.role === 'owner' && !k.revokedAt)!;
     const r = await cli(['keys', 'revoke', owner.id]);
