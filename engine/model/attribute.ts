@@ -48,6 +48,15 @@ export interface AttributeSpec {
   renamedFrom?: string;
 }
 
+/**
+ * The body of PUT …/attributes/:id: every field optional, and `null` removes a field (a
+ * constraint loosened, or a field the new type does not take). `name` and `type` cannot be
+ * removed; `renamedFrom` is a declaration-file hint for sync, not a runtime change.
+ */
+export type AttributePatch = { name?: string; type?: AttributeType } & {
+  [K in Exclude<keyof AttributeSpec, 'name' | 'type' | 'renamedFrom'>]?: AttributeSpec[K] | null;
+};
+
 /** Fields every type accepts. Type-specific ones are listed by each type in the registry. */
 export const COMMON_ATTRIBUTE_FIELDS = [
   'name',

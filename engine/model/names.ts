@@ -27,12 +27,21 @@ export function isValidName(name: unknown): name is string {
 
 const NAME_RULE = 'lowercase letters, digits and underscores, starting with a letter, at most 63 characters';
 
+/**
+ * A name as messages quote it. Routes do not cap name lengths (a bad name answers its
+ * code, an unknown one its NOT_FOUND), so a 10,000-character name is cut, not echoed whole.
+ */
+export function quoteName(name: unknown): string {
+  if (typeof name === 'string' && name.length > 80) return `${JSON.stringify(`${name.slice(0, 60)}…`)} (${name.length} characters)`;
+  return JSON.stringify(name);
+}
+
 /** The problem with an object name, or null when it may be used for a new object. */
 export function objectNameProblem(name: unknown): ServiceError | null {
   if (!isValidName(name)) {
     return new ServiceError(
       'SCHEMA_INVALID_OBJECT_NAME',
-      `Object name ${JSON.stringify(name)} is malformed: use ${NAME_RULE}.`,
+      `Object name ${quoteName(name)} is malformed: use ${NAME_RULE}.`,
     );
   }
   if (RESERVED_OBJECT_NAMES.includes(name)) {
@@ -49,7 +58,7 @@ export function attributeNameProblem(name: unknown): ServiceError | null {
   if (!isValidName(name)) {
     return new ServiceError(
       'SCHEMA_INVALID_ATTRIBUTE_NAME',
-      `Attribute name ${JSON.stringify(name)} is malformed: use ${NAME_RULE}.`,
+      `Attribute name ${quoteName(name)} is malformed: use ${NAME_RULE}.`,
     );
   }
   if (SYSTEM_ATTRIBUTES.includes(name)) {

@@ -1,4 +1,4 @@
-import type { AttributeSpec } from '../model/attribute.js';
+import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
 import type { RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
@@ -35,6 +35,8 @@ export interface KeyCreated {
 }
 
 const enc = encodeURIComponent;
+/** An attribute a runtime route takes: `renamedFrom` is a declaration-file hint for sync (400 here). */
+export type RuntimeAttribute = Omit<AttributeSpec, 'renamedFrom'>;
 
 /** Records of one object (contract.md §3 "Records"). */
 export class RecordsApi {
@@ -82,16 +84,17 @@ export class SchemaApi {
   async getObject(idOrName: string): Promise<StoredObject> {
     return (await this.t.request<StoredObject>('GET', `/schema/objects/${enc(idOrName)}`)).data;
   }
-  async createObject(input: { name: string; label?: string; attributes?: AttributeSpec[] }): Promise<StoredObject> {
+  async createObject(input: { name: string; label?: string; attributes?: RuntimeAttribute[] }): Promise<StoredObject> {
     return (await this.t.request<StoredObject>('POST', '/schema/objects', { body: input })).data;
   }
   async deleteObject(idOrName: string, options: { force?: boolean } = {}): Promise<void> {
     await this.t.request('DELETE', `/schema/objects/${enc(idOrName)}`, { query: { force: options.force ? 'true' : undefined } });
   }
-  async addAttribute(object: string, spec: AttributeSpec): Promise<StoredAttribute> {
+  async addAttribute(object: string, spec: RuntimeAttribute): Promise<StoredAttribute> {
     return (await this.t.request<StoredAttribute>('POST', `/schema/objects/${enc(object)}/attributes`, { body: spec })).data;
   }
-  async updateAttribute(object: string, attribute: string, patch: Partial<AttributeSpec>): Promise<StoredAttribute> {
+  /** `null` for a field removes it (a constraint loosened, a field the new type does not take). */
+  async updateAttribute(object: string, attribute: string, patch: AttributePatch): Promise<StoredAttribute> {
     return (await this.t.request<StoredAttribute>('PUT', `/schema/objects/${enc(object)}/attributes/${enc(attribute)}`, { body: patch })).data;
   }
   async deleteAttribute(object: string, attribute: string): Promise<void> {

@@ -60,6 +60,9 @@ export function ajvErrorsToFieldErrors(errors: Partial<ErrorObject>[], context?:
     } else if (e.keyword === 'additionalProperties' && typeof params['additionalProperty'] === 'string') {
       path.push(params['additionalProperty']);
       message = 'is not an allowed field';
+    } else if (e.keyword === 'type' && Array.isArray(params['type'])) {
+      // nullable fields (PUT …/attributes/:id): "must be integer or null", not ajv's "integer,null"
+      message = `must be ${params['type'].join(' or ')}`;
     } else if (e.keyword === 'enum' && Array.isArray(params['allowedValues'])) {
       message = `must be one of ${params['allowedValues'].map((v) => JSON.stringify(v)).join(', ')}`;
     }

@@ -2,9 +2,9 @@ import type { Statement } from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { ServiceError, type FieldError } from '../errors.js';
-import type { AttributeSpec } from '../model/attribute.js';
+import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import type { Declaration } from '../model/declaration.js';
-import { objectNameProblem, sqlIdent } from '../model/names.js';
+import { objectNameProblem, quoteName, sqlIdent } from '../model/names.js';
 import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
 import { typeDef } from '../model/types/registry.js';
 import type { SqlValue } from '../model/types/type-def.js';
@@ -21,7 +21,7 @@ import { FilesEngine } from './files.js';
 import { Idempotency } from './idempotency.js';
 import { Keys } from './keys.js';
 import { pushSource } from './push.js';
-import { checkAttributeInput, checkAttributePatch } from './schema-input.js';
+import { checkAttributeInput, mergeAttributePatch } from './schema-input.js';
 import { searchRecords } from './search.js';
 import type {
   Actor,
@@ -214,7 +214,7 @@ export class SqliteStore implements Store {
 
   requireObject(idOrName: string): StoredObject {
     const o = this.findObject(idOrName);
-    if (!o) throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `Object "${idOrName}" does not exist`);
+    if (!o) throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `Object ${quoteName(idOrName)} does not exist`);
     return o;
   }
 
@@ -320,7 +320,7 @@ export class SqliteStore implements Store {
 
   private requireAttribute(o: StoredObject, idOrName: string): StoredAttribute {
     const a = o.attributes.find((x) => x.name === idOrName) ?? o.attributes.find((x) => x.id === idOrName);
-    if (!a) throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `Object "${o.name}" has no attribute "${idOrName}"`);
+    if (!a) throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `Object "${o.name}" has no attribute ${quoteName(idOrName)}`);
     return a;
   }
 
@@ -374,21 +374,13 @@ export class SqliteStore implements Store {
     });
   }
 
-  updateAttribute(object: string, attribute: string, raw: Partial<AttributeSpec>): StoredAttribute {
+  updateAttribute(object: string, attribute: string, raw: AttributePatch): StoredAttribute {
     const o = this.requireObject(object);
     // service-interface.md lists SCHEMA_PROTECTED_OBJECT (403) for PUT …/attributes/:id.
     if (o.protected) throw new ServiceError('SCHEMA_PROTECTED_OBJECT', `Object "${o.name}" is protected; its attributes cannot change`);
     const a = this.requireAttribute(o, attribute);
     if (a.system || a.protected) throw new ServiceError('SCHEMA_PROTECTED_ATTRIBUTE', `Attribute "${o.name}.${a.name}" is protected and cannot change`);
-    const patch = checkAttributePatch(a.name, raw);
-    const current = specOfStored(a);
-    const next = { ...current } as Record<string, unknown>;
-    for (const [k, v] of Object.entries(patch)) {
-      if (k === 'renamedFrom') continue;
-      if (v === null && k !== 'default') delete next[k];
-      else next[k] = v;
-    }
-    const spec = checkAttributeInput(next);
+    const spec = mergeAttributePatch(specOfStored(a), raw);
     return this.schemaTx(() => {
       this.changeAttributeNow(o.name, a.name, spec, { refuse: true });
       return this.requireAttribute(this.requireObject(o.name), spec.name);

@@ -1,6 +1,7 @@
+import { fieldsOfType } from '../declaration/json-schema.js';
 import { validateAttributeInput } from '../declaration/validate.js';
 import { ServiceError } from '../errors.js';
-import type { AttributeSpec } from '../model/attribute.js';
+import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import { attributeNameProblem } from '../model/names.js';
 
 /**
@@ -21,6 +22,42 @@ export function checkAttributePatch(name: string, raw: unknown): Partial<Attribu
     if (nameProblem) throw withPath(nameProblem, ['name']);
   }
   return checked(validateAttributeInput(name, raw, { partial: true }), []);
+}
+
+/**
+ * The attribute `current` becomes under a PUT body: the patch's fields set, its `null`s
+ * removed (name and type cannot be; their null is a type error like any other), then the
+ * whole checked as AddAttributeInput. A field the new type does not take, kept from
+ * `current` because the body did not mention it, is refused saying how to drop it: never
+ * dropped silently, the caller may have meant another type.
+ */
+export function mergeAttributePatch(current: AttributeSpec, raw: AttributePatch | Record<string, unknown>): AttributeSpec {
+  const sent: Record<string, unknown> = {};
+  const removed: string[] = [];
+  for (const [k, v] of Object.entries(raw)) {
+    if (v === null && k !== 'name' && k !== 'type') removed.push(k);
+    else sent[k] = v;
+  }
+  const patch = checkAttributePatch(current.name, sent);
+  const next: Record<string, unknown> = { ...current };
+  for (const [k, v] of Object.entries(patch)) if (k !== 'renamedFrom') next[k] = v;
+  for (const k of removed) delete next[k];
+  const type = next['type'] as AttributeSpec['type'];
+  const taken = new Set(fieldsOfType(type));
+  const stale = Object.keys(next).filter((k) => k !== 'name' && !taken.has(k) && !Object.hasOwn(raw, k));
+  if (stale.length > 0) throw staleFields(current.name, type, stale);
+  return checkAttributeInput(next);
+}
+
+function staleFields(name: string, type: string, fields: string[]): ServiceError {
+  const listed = fields.map((f) => JSON.stringify(f)).join(', ');
+  const nulls = fields.map((f) => `${JSON.stringify(f)}: null`).join(', ');
+  const [verb, them] = fields.length === 1 ? ['does', 'it'] : ['do', 'them'];
+  const message = `Attribute "${name}": ${listed} ${verb} not apply to a ${type} attribute: send ${nulls} to remove ${them}`;
+  return new ServiceError('SCHEMA_VALIDATION_FAILED', message, {
+    errors: fields.map((f) => ({ path: [f], message: `does not apply to a ${type} attribute: send ${JSON.stringify(f)}: null to remove it` })),
+    fix: `Add ${nulls} to the body, or keep the type.`,
+  });
 }
 
 function checked<T>(result: { value?: T; diagnostics: { severity: string; code?: string; message: string; path: (string | number)[]; fix?: string }[] }, path: (string | number)[]): T {

@@ -1,4 +1,4 @@
-import type { AttributeSpec } from '../model/attribute.js';
+import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import type { Declaration } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
 import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
@@ -114,7 +114,8 @@ export interface Store {
   deleteObject(idOrName: string, options?: { force?: boolean }): void;
   addAttribute(object: string, spec: AttributeSpec, owner: Owner): StoredAttribute;
   /** Refuses changes that stored data breaks (SCHEMA_VALIDATION_FAILED naming the rule, count, sample ids). */
-  updateAttribute(object: string, attribute: string, patch: Partial<AttributeSpec>): StoredAttribute;
+  /** `null` in the patch removes that field (AttributePatch). */
+  updateAttribute(object: string, attribute: string, patch: AttributePatch): StoredAttribute;
   deleteAttribute(object: string, attribute: string): void;
 
   // --- records (`object` is the object's name)

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { AttributeSpec } from '../../model/attribute.js';
+import type { AttributePatch, AttributeSpec } from '../../model/attribute.js';
 import { parseSize } from '../../model/sizes.js';
 import type { RouteDeps } from '../context.js';
 import { ok } from '../envelope.js';
@@ -12,7 +12,7 @@ import * as s from '../schemas/schema-objects.js';
 const RUNTIME = { kind: 'runtime' } as const;
 
 /** `maxFileSize` may arrive as "10MB" (contract.md §2); the store takes bytes. */
-function normalise<T extends Partial<AttributeSpec>>(spec: T): T {
+function normalise<T extends object>(spec: T): T {
   const size = (spec as { maxFileSize?: unknown }).maxFileSize;
   if (typeof size === 'string') return { ...spec, maxFileSize: parseSize(size) ?? size };
   return spec;
@@ -61,7 +61,7 @@ export async function schemaRoutes(app: FastifyInstance, { store }: RouteDeps): 
     },
   );
 
-  app.put<{ Params: { objectId: string; id: string }; Body: Partial<AttributeSpec> }>(
+  app.put<{ Params: { objectId: string; id: string }; Body: AttributePatch }>(
     '/schema/objects/:objectId/attributes/:id',
     { schema: s.updateAttributeSchema, config: { action: 'schema:write' } },
     async (request) => ok(store.updateAttribute(request.params.objectId, request.params.id, normalise(request.body))),

@@ -62,6 +62,18 @@ export const idParam = (name: string, description: string): object => ({
   properties: { [name]: { type: 'string', minLength: 1, maxLength: 200, description } },
 });
 
+/**
+ * Path params that look something up by name or id (an object, attribute, record). No
+ * length bounds: a key that matches nothing, "" or over-long included, answers the route's
+ * NOT_FOUND code (SCHEMA_OBJECT_NOT_FOUND, SCHEMA_ATTRIBUTE_NOT_FOUND, …) rather than a
+ * code-less 400; Fastify's maxParamLength bounds the input.
+ */
+export const lookupParams = (described: Record<string, string>): { type: 'object'; required: string[]; properties: Record<string, { type: 'string'; description: string }> } => ({
+  type: 'object',
+  required: Object.keys(described),
+  properties: Object.fromEntries(Object.entries(described).map(([k, description]) => [k, { type: 'string', description }])),
+});
+
 export const freeMapping = {
   type: 'object',
   description: 'A flat mapping of attribute name to value; values are checked by the attribute types.',

@@ -1,4 +1,4 @@
-import { deletedIdSchema, idParam, responses, securityRequired } from './common.js';
+import { deletedIdSchema, idParam, lookupParams, responses, securityRequired } from './common.js';
 
 /**
  * Files and documents (contract.md §3 "Files and documents"). Upload bodies are
@@ -81,15 +81,7 @@ export const uploadDocumentSchema = {
   description:
     'Checks accepts (DOCUMENT_MIME_NOT_ACCEPTED), maxFileSize (DOCUMENT_FILE_TOO_LARGE, while streaming) and the single-file rule (DOCUMENT_MULTIPLE_NOT_ALLOWED). A refused upload leaves no bytes and no row.',
   consumes: ['multipart/form-data'],
-  params: {
-    type: 'object',
-    required: ['objectName', 'recordId', 'attribute'],
-    properties: {
-      objectName: { type: 'string', minLength: 1, maxLength: 200 },
-      recordId: { type: 'string', minLength: 1, maxLength: 200 },
-      attribute: { type: 'string', minLength: 1, maxLength: 200 },
-    },
-  },
+  params: lookupParams({ objectName: "the object's name", recordId: 'the record id', attribute: "the document attribute's name" }),
   response: responses(201, documentOut),
 };
 

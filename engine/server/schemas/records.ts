@@ -1,5 +1,5 @@
 import { FILTER_OPS } from '../../model/filter.js';
-import { IF_MATCH_PATTERN, deletedIdSchema, freeMapping, responses, securityRequired } from './common.js';
+import { IF_MATCH_PATTERN, deletedIdSchema, freeMapping, lookupParams, responses, securityRequired } from './common.js';
 import { MAX_BULK, MAX_BULK_WRITE } from '../../model/limits.js';
 
 /** The record as every route returns it (contract.md §3). */
@@ -17,19 +17,8 @@ export const recordOut = {
 } as const;
 
 
-const objectParam = {
-  type: 'object',
-  required: ['objectName'],
-  properties: { objectName: { type: 'string', minLength: 1, maxLength: 200, description: "the object's name" } },
-} as const;
-const recordParams = {
-  type: 'object',
-  required: ['objectName', 'id'],
-  properties: {
-    objectName: objectParam.properties.objectName,
-    id: { type: 'string', minLength: 1, maxLength: 200, description: 'the record id (a UUID)' },
-  },
-} as const;
+const objectParam = lookupParams({ objectName: "the object's name" });
+const recordParams = lookupParams({ objectName: "the object's name", id: 'the record id (a UUID)' });
 
 const idempotencyHeader = {
   type: 'object',

@@ -1,10 +1,23 @@
 import { ATTRIBUTE_TYPES } from '../../model/attribute.js';
+import { NAME_PATTERN_SOURCE } from '../../model/names.js';
 import { SIZE_PATTERN_SOURCE } from '../../model/sizes.js';
-import { deletedIdSchema, idParam, ownerSchema, responses, securityRequired } from './common.js';
+import { deletedIdSchema, lookupParams, ownerSchema, responses, securityRequired } from './common.js';
 
-/** AddAttributeInput (contract.md §2), field by field. Names are checked by the store for their codes. */
+/**
+ * A name field. No length bounds here: the store checks every name against the name rule
+ * (engine/model/names.ts) and answers its code with the rule's message, "" and 10,000
+ * characters alike; the body size limit bounds the input.
+ */
+const nameField = (what: string) =>
+  ({ type: 'string', description: `The ${what} name: ${NAME_PATTERN_SOURCE}, else 400 SCHEMA_INVALID_${what.toUpperCase()}_NAME.` }) as const;
+
+/**
+ * AddAttributeInput (contract.md §2), field by field. `renamedFrom` is not among them: it
+ * is a declaration-file hint for sync, so a runtime body carrying it is refused (400)
+ * rather than silently ignored.
+ */
 const attributeFields = {
-  name: { type: 'string', minLength: 1, maxLength: 200 },
+  name: nameField('attribute'),
   type: { type: 'string', enum: [...ATTRIBUTE_TYPES] },
   label: { type: 'string', maxLength: 200 },
   description: { type: 'string', maxLength: 2000 },
@@ -24,7 +37,6 @@ const attributeFields = {
     description: 'Bytes, or a size such as "10MB".',
     anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: SIZE_PATTERN_SOURCE }],
   },
-  renamedFrom: { type: 'string', minLength: 1, maxLength: 200 },
 } as const;
 
 export const addAttributeInput = {
@@ -34,12 +46,30 @@ export const addAttributeInput = {
   properties: attributeFields,
 } as const;
 
-/** PUT …/attributes/:id: every field optional, at least one. */
+/** The field schema also taking `null`; `default` (any JSON value) takes it already. */
+function orNull(field: object): object {
+  if ('anyOf' in field) return { ...field, anyOf: [...(field.anyOf as object[]), { type: 'null' }] };
+  if ('type' in field) return { ...field, type: [field.type, 'null'] };
+  return field;
+}
+
+/** An attribute keeps its name and type: only the other fields can be removed. */
+const KEPT = new Set(['name', 'type']);
+
+/**
+ * PUT …/attributes/:id: every field optional, at least one; `null` removes the field
+ * (loosens a constraint, or drops a field the new type does not take).
+ */
 export const attributePatchInput = {
   type: 'object',
   minProperties: 1,
   additionalProperties: false,
-  properties: attributeFields,
+  properties: Object.fromEntries(
+    Object.entries(attributeFields).map(([k, v]) => [
+      k,
+      KEPT.has(k) ? v : { ...orNull(v), description: `${'description' in v ? `${v.description} ` : ''}null removes it.` },
+    ]),
+  ),
 } as const;
 
 export const storedAttribute = {
@@ -74,15 +104,8 @@ export const storedObject = {
   },
 } as const;
 
-const objectIdParam = idParam('objectId', "the object's id or name");
-const attributeParams = {
-  type: 'object',
-  required: ['objectId', 'id'],
-  properties: {
-    objectId: { type: 'string', minLength: 1, maxLength: 200, description: "the object's id or name" },
-    id: { type: 'string', minLength: 1, maxLength: 200, description: "the attribute's id or name" },
-  },
-} as const;
+const objectIdParam = lookupParams({ objectId: "the object's id or name" });
+const attributeParams = lookupParams({ objectId: "the object's id or name", id: "the attribute's id or name" });
 
 const tags = ['schema'];
 const security = securityRequired;
@@ -99,7 +122,7 @@ export const createObjectSchema = {
     required: ['name'],
     additionalProperties: false,
     properties: {
-      name: { type: 'string', minLength: 1, maxLength: 200 },
+      name: nameField('object'),
       label: { type: 'string', maxLength: 200 },
       description: { type: 'string', maxLength: 2000 },
       attributes: { type: 'array', maxItems: 500, items: addAttributeInput },
