@@ -728,45 +728,46 @@ export class SqliteStore implements Store {
 
   /**
    * Deleting records others link to clears those links (a single relation becomes null, the
-   * id leaves a list) and bumps the linking records' versions, so nothing points at a
-   * missing record. A required single relation cannot be cleared: that refuses (409).
+   * id leaves a list) and bumps each linking record's version once, so nothing points at a
+   * missing record. A required relation left empty refuses the whole delete (409).
+   * The rows go first, inside the transaction: a record that links to another being deleted
+   * (a self relation) is then no longer there to be checked or cleared, however many there are.
    */
   private deleteRows(o: StoredObject, ids: string[]): void {
-    const gone = new Set(ids);
+    // The ids bound once as a JSON list: one statement per linking object, whatever the count.
+    const gone = { gone: JSON.stringify(ids), t: now() };
+    const goneSet = '(SELECT value FROM json_each(@gone))';
+    this.stmt(`DELETE FROM ${tableIdent(o.name)} WHERE id IN ${goneSet}`).run(gone);
     for (const other of this.objects().values()) {
-      for (const a of other.attributes) {
-        if (a.type !== 'relation' || a.target !== o.name) continue;
-        const table = tableIdent(other.name);
+      const links = other.attributes.filter((a) => a.type === 'relation' && a.target === o.name);
+      if (links.length === 0) continue;
+      const table = tableIdent(other.name);
+      const hit = (a: AttributeSpec): string => {
         const col = sqlIdent(a.name);
-        const t = now();
-        if (!a.multiple) {
-          for (const id of ids) {
-            const linked = this.stmt(`SELECT id FROM ${table} WHERE ${col} = ? LIMIT 5`).all(id) as { id: string }[];
-            const others = linked.filter((l) => !(other.name === o.name && gone.has(l.id)));
-            if (others.length === 0) continue;
-            if (a.required) {
-              throw new ServiceError('SCHEMA_CONFLICT', `Record ${id} is the required ${other.name}.${a.name} of ${others.map((l) => l.id).join(', ')}; change those first`);
-            }
-            this.stmt(`UPDATE ${table} SET ${col} = NULL, version = version + 1, updated_at = ? WHERE ${col} = ?`).run(t, id);
-          }
-        } else {
-          const rows = this.stmt(
-            `SELECT id, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(${col}) j WHERE j.value IN (SELECT value FROM json_each(?)))`,
-          ).all(JSON.stringify(ids)) as { id: string; v: string }[];
-          for (const r of rows) {
-            if (other.name === o.name && gone.has(r.id)) continue;
-            const kept = (JSON.parse(r.v) as string[]).filter((x) => !gone.has(x));
-            if (kept.length === 0 && a.required) {
-              throw new ServiceError('SCHEMA_CONFLICT', `Record ${r.id} would have no ${other.name}.${a.name} left, which is required; change it first`);
-            }
-            this.stmt(`UPDATE ${table} SET ${col} = ?, version = version + 1, updated_at = ? WHERE id = ?`).run(kept.length === 0 ? null : JSON.stringify(kept), t, r.id);
-          }
+        return a.multiple ? `EXISTS (SELECT 1 FROM json_each(${col}) WHERE value IN ${goneSet})` : `${col} IN ${goneSet}`;
+      };
+      for (const a of links.filter((l) => l.required)) {
+        const col = sqlIdent(a.name);
+        // A list is left empty when none of its ids survive.
+        const emptied = a.multiple ? `${hit(a)} AND NOT EXISTS (SELECT 1 FROM json_each(${col}) WHERE value NOT IN ${goneSet})` : hit(a);
+        const rows = this.stmt(`SELECT id FROM ${table} WHERE ${emptied} LIMIT 6`).all(gone) as { id: string }[];
+        if (rows.length > 0) {
+          const which = `${rows.slice(0, 5).map((r) => r.id).join(', ')}${rows.length > 5 ? ', …' : ''}`;
+          throw new ServiceError('SCHEMA_CONFLICT', `The required ${other.name}.${a.name} of ${which} links only to records being deleted; change those first`);
         }
       }
+      // One UPDATE for all of this object's links to o, so a record linking through two
+      // attributes moves one version. A list keeps its order, without the deleted ids.
+      const sets = links.map((a) => {
+        const col = sqlIdent(a.name);
+        const cleared = a.multiple
+          ? `NULLIF((SELECT json_group_array(value ORDER BY key) FROM json_each(${col}) WHERE value NOT IN ${goneSet}), '[]')`
+          : 'NULL';
+        return `${col} = CASE WHEN ${hit(a)} THEN ${cleared} ELSE ${col} END`;
+      });
+      this.stmt(`UPDATE ${table} SET ${sets.join(', ')}, version = version + 1, updated_at = @t WHERE ${links.map(hit).join(' OR ')}`).run(gone);
     }
     this.files?.deleteRecordDocuments(o.name, ids);
-    const del = this.stmt(`DELETE FROM ${tableIdent(o.name)} WHERE id = ?`);
-    for (const id of ids) del.run(id);
   }
 
   search(object: string, input: SearchInput): SearchPage {

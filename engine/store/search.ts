@@ -11,7 +11,7 @@ import type { SearchInput, SearchPage } from './types.js';
 /**
  * Record search (contract.md §3): the filter grammar checked by engine/model/filter.ts,
  * compiled to SQL with bound parameters only (identifiers come from checked names), sorted
- * on the given keys then id, paged by a keyset cursor so concurrent inserts never shift a
+ * on the given keys in their order then id (unless the keys name it), paged by a keyset cursor so concurrent inserts never shift a
  * page: the cursor holds the last row's sort values and id, and the next page starts
  * strictly after that tuple.
  */
@@ -103,14 +103,21 @@ class Compiler {
       }
       case 'in':
       case 'nin': {
-        const list = v as Scalar[];
-        if (list.length === 0) return op === 'in' ? '0' : '1';
+        // null in the list means "is null", as eq null does; nin is then exactly the
+        // records in leaves out, so a null value is kept unless the list names null (as ne).
+        const all = v as Scalar[];
+        const list = all.filter((x) => x !== null);
+        const orNull = list.length < all.length;
         // One IN list either way: an OR of n EXISTS would nest n deep, past SQLite's
         // expression depth of 1000 (engine/model/filter.ts caps lists at 1000 values).
-        const anyOf = multi
-          ? `EXISTS (SELECT 1 FROM json_each(${c}) WHERE value IN (${list.map((x) => this.bindRaw(x)).join(', ')}))`
-          : `${c} IN (${list.map((x) => this.bind(field, x)).join(', ')})`;
-        return op === 'in' ? anyOf : `(${c} IS NULL OR NOT ${anyOf})`;
+        const anyOf =
+          list.length === 0
+            ? '0'
+            : multi
+              ? `EXISTS (SELECT 1 FROM json_each(${c}) WHERE value IN (${list.map((x) => this.bindRaw(x)).join(', ')}))`
+              : `${c} IN (${list.map((x) => this.bind(field, x)).join(', ')})`;
+        if (op === 'in') return orNull ? `(${anyOf} OR ${c} IS NULL)` : anyOf;
+        return orNull ? `(${c} IS NOT NULL AND NOT ${anyOf})` : `(${c} IS NULL OR NOT ${anyOf})`;
       }
       case 'contains':
         if (multi) return member(v as string);
@@ -134,10 +141,11 @@ function badRequest(errors: FieldError[]): ServiceError {
   return new ServiceError('SCHEMA_VALIDATION_FAILED', 'Validation failed', { errors });
 }
 
+/** A cursor is the last row's value of each sort key, id included. */
 function decodeCursor(cursor: string, keys: number): SqlValue[] {
   try {
     const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(v) && v.length === keys + 1 && v.every((x) => x === null || typeof x === 'string' || typeof x === 'number')) {
+    if (Array.isArray(v) && v.length === keys && v.every((x) => x === null || typeof x === 'string' || typeof x === 'number')) {
       return v as SqlValue[];
     }
   } catch {
@@ -156,10 +164,12 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) errors.push({ path: ['limit'], message: `must be an integer from 1 to ${MAX_LIMIT}` });
   if (errors.length > 0) throw badRequest(errors);
 
-  const sort: SortSpec[] = (input.sort ?? []).filter((s) => s.attribute !== 'id');
-  const keys = [...sort.map((s) => ({ sql: fields.get(s.attribute)!.sql, desc: s.direction === 'desc' })), { sql: '"id"', desc: false }];
-  const idDesc = input.sort?.find((s) => s.attribute === 'id')?.direction === 'desc';
-  keys[keys.length - 1]!.desc = idDesc;
+  // The sort in the order given, then id (unique) so every order is total and a cursor names
+  // one position. A list that names id already ends there: keys after it never decide.
+  const given: SortSpec[] = input.sort ?? [];
+  const idAt = given.findIndex((s) => s.attribute === 'id');
+  const sort = idAt === -1 ? [...given, { attribute: 'id' }] : given.slice(0, idAt + 1);
+  const keys = sort.map((s) => ({ name: s.attribute, sql: fields.get(s.attribute)!.sql, desc: s.direction === 'desc' }));
 
   const compiler = new Compiler(fields);
   const where = input.filter ? compiler.filter(input.filter) : '1';
@@ -169,7 +179,7 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
   let after = '';
   const afterParams: SqlValue[] = [];
   if (input.cursor !== undefined) {
-    const last = decodeCursor(input.cursor, keys.length - 1);
+    const last = decodeCursor(input.cursor, keys.length);
     // (k1, k2, …, id) strictly after the cursor in this order. SQLite puts NULLs first
     // ascending and last descending; each comparison honours that.
     const ors: string[] = [];
@@ -201,7 +211,7 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
   const lastRow = page.at(-1);
   const nextCursor =
     more && lastRow
-      ? Buffer.from(JSON.stringify([...sort.map((s) => lastRow[s.attribute] ?? null), lastRow['id'] ?? null])).toString('base64url')
+      ? Buffer.from(JSON.stringify(keys.map((k) => lastRow[k.name] ?? null))).toString('base64url')
       : null;
   const total = (host.stmt(`SELECT COUNT(*) AS n FROM ${table} WHERE (${where})`, cache).get(...filterParams) as { n: number }).n;
   return { records: page.map((r) => host.toRecord(o, r as never)), nextCursor, total };

@@ -136,3 +136,96 @@ describe('store search: keyset pagination', () => {
     expect(second.nextCursor).toBeNull();
   });
 });
+
+describe('store search: null in in / nin lists', () => {
+  beforeEach(() => {
+    store.bulkCreate(
+      'item',
+      [
+        { title: 'a', n: 1, tags: ['red'] },
+        { title: 'b', n: 2, tags: ['green', 'blue'] },
+        { title: 'c', n: 3, tags: ['blue'] },
+        { title: null, n: null },
+      ],
+      actor,
+    );
+  });
+  const names = (filter: NonNullable<SearchInput['filter']>): (string | null)[] =>
+    store.search('item', { filter, sort: [{ attribute: 'n' }] }).records.map((r) => r.values['title'] as string | null);
+
+  it('null in the list means "is null", as eq null does, and nin is the exact complement of in', () => {
+    expect(names({ title: null })).toEqual([null]);
+    expect(names({ title: { in: ['a', null] } })).toEqual([null, 'a']);
+    expect(names({ title: { in: [null] } })).toEqual([null]);
+    expect(names({ title: { nin: ['a', null] } })).toEqual(['b', 'c']);
+    expect(names({ title: { nin: [null] } })).toEqual(['a', 'b', 'c']);
+    expect(names({ n: { in: [1, null] } })).toEqual([null, 'a']);
+    expect(names({ n: { nin: [1, null] } })).toEqual(['b', 'c']);
+    expect(names({ not: { title: { in: ['a', null] } } })).toEqual(['b', 'c']);
+    expect(names({ not: { title: { nin: ['a', null] } } })).toEqual([null, 'a']);
+    // Without null in the list, nin keeps null values, like ne does.
+    expect(names({ title: { nin: ['a'] } })).toEqual([null, 'b', 'c']);
+    expect(names({ title: { ne: 'a' } })).toEqual([null, 'b', 'c']);
+    expect(names({ title: { in: ['a'] } })).toEqual(['a']);
+  });
+
+  it('the same on a multi-valued attribute: one element matches, null is no list at all', () => {
+    expect(names({ tags: null })).toEqual([null]);
+    expect(names({ tags: { in: ['red', null] } })).toEqual([null, 'a']);
+    expect(names({ tags: { in: [null] } })).toEqual([null]);
+    expect(names({ tags: { nin: ['blue', null] } })).toEqual(['a']);
+    expect(names({ tags: { nin: [null] } })).toEqual(['a', 'b', 'c']);
+    expect(names({ tags: { nin: ['blue'] } })).toEqual([null, 'a']);
+    expect(names({ tags: { ne: 'blue' } })).toEqual([null, 'a']);
+  });
+});
+
+describe('store search: sort order as given', () => {
+  it('a list starting with id sorts by id first, asc and desc', () => {
+    store.bulkCreate('item', ['d', 'a', 'c', 'b', 'e', 'a'].map((title) => ({ title })), actor);
+    for (const direction of ['asc', 'desc'] as const) {
+      const byId = store.search('item', { sort: [{ attribute: 'id', direction }] }).records.map((r) => r.id);
+      const sorted = [...byId].sort();
+      expect(byId).toEqual(direction === 'asc' ? sorted : sorted.reverse());
+      const r = store.search('item', { sort: [{ attribute: 'id', direction }, { attribute: 'title' }] }).records.map((x) => x.id);
+      expect(r).toEqual(byId);
+    }
+  });
+
+  it('keyset pages with id first and id in the middle: every record once, in order, with inserts between pages', () => {
+    const made = store.bulkCreate('item', Array.from({ length: 60 }, (_, i) => ({ title: `t${i % 4}`, n: i % 5 === 0 ? null : i % 3 })), actor);
+    type Row = { id: string; n: number | null; title: string };
+    const cmp = (sort: { attribute: 'id' | 'n' | 'title'; direction?: 'asc' | 'desc' }[]) => (x: Row, y: Row): number => {
+      for (const s of sort) {
+        const a = x[s.attribute];
+        const b = y[s.attribute];
+        // SQLite: nulls first ascending.
+        const c = a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1;
+        if (c !== 0) return s.direction === 'desc' ? -c : c;
+      }
+      return 0;
+    };
+    const sorts = [
+      [{ attribute: 'id' as const }, { attribute: 'n' as const }],
+      [{ attribute: 'id' as const, direction: 'desc' as const }, { attribute: 'title' as const }],
+      [{ attribute: 'n' as const }, { attribute: 'id' as const, direction: 'desc' as const }, { attribute: 'title' as const }],
+      [{ attribute: 'title' as const, direction: 'desc' as const }, { attribute: 'id' as const }, { attribute: 'n' as const }],
+    ];
+    for (const sort of sorts) {
+      const seen: Row[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = store.search('item', { sort, limit: 7, ...(cursor ? { cursor } : {}) });
+        seen.push(...page.records.map((r) => ({ id: r.id, n: r.values['n'] as number | null, title: r.values['title'] as string })));
+        cursor = page.nextCursor ?? undefined;
+        // Inserts between pages, some sorting before the position reached and some after.
+        if (pages++ < 4) store.bulkCreate('item', [{ title: 't0', n: null }, { title: 't3', n: 2 }], actor);
+      } while (cursor);
+      expect(new Set(seen.map((r) => r.id)).size).toBe(seen.length);
+      const original = new Set(made.map((m) => m.id));
+      expect(seen.filter((r) => original.has(r.id))).toHaveLength(60);
+      expect(seen).toEqual([...seen].sort(cmp(sort)));
+    }
+  });
+});
