@@ -1,5 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.js';
+import { RequestValidationError } from './envelope.js';
+import { IF_MATCH } from './schemas/common.js';
 import type { Actor, Store } from '../store/types.js';
 import type { AuthCache } from './auth.js';
 import type { Action } from './permissions.js';
@@ -30,12 +32,13 @@ export function actorOf(request: FastifyRequest): Actor {
 }
 
 /**
- * `if-match` (contract.md §3): `"3"`, `3`, `W/"3"` or `*`. The route schema has already
- * checked the shape; this turns it into what the store compares.
+ * `if-match` (contract.md §3): `"3"`, `3` or `*`, read with the pattern the route schema
+ * has already checked it against; this turns it into what the store compares.
  */
 export function parseIfMatch(header: string | undefined): number | '*' | undefined {
   if (header === undefined) return undefined;
-  const v = header.trim().replace(/^W\//, '').replace(/^"|"$/g, '');
-  if (v === '*') return '*';
-  return Number(v);
+  const m = IF_MATCH.exec(header);
+  // Unreachable behind the route schemas; a route without one still answers 400, not NaN.
+  if (!m) throw new RequestValidationError([{ path: ['headers', 'if-match'], message: 'must be "<version>", a bare version, or *' }]);
+  return m[1] ? '*' : Number(m[2] ?? m[3]);
 }

@@ -570,7 +570,10 @@ export class SqliteStore implements Store {
       return this.tx(() => {
         if (hasStoredRules(cheap)) {
           const stored = this.checkStoredRules(o, rows(), cheap);
-          if (stored.length > 0) throw validationFailed(stored);
+          // Every bad attribute is reported (contract.md §3, unique included): once the batch
+          // is refused anyway, the unique values the index would have judged are checked too.
+          // Only here, on the error path, so a clean batch pays for no unique lookups.
+          if (stored.length > 0) throw validationFailed(mergeErrors(stored, this.checkStoredRules(o, rows(), attrs.filter((a) => a.unique))));
         }
         const { stmt, names } = this.insertStatement(o);
         const t = now();

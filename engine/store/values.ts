@@ -101,7 +101,7 @@ export function parseRecordBody(
     if (SYSTEM.has(k)) {
       errors.push({ path: [...path, k], message: `${k} is a system attribute and cannot be written` });
     } else if (!attrs.has(k)) {
-      throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `Object "${o.name}" has no attribute "${k}"`, {
+      throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `${itemPrefix(path)}Object "${o.name}" has no attribute "${k}"`, {
         errors: [{ path: [...path, k], message: `unknown attribute "${k}"` }],
         fix: `use one of: ${[...attrs.keys()].join(', ') || '(no attributes yet)'}`,
       });
@@ -122,7 +122,7 @@ export function parseRecordBody(
     const parsed = parseValue(spec, raw);
     if (!parsed.ok) {
       // A refusal with its own code (DOCUMENT_MULTIPLE_NOT_ALLOWED) answers with that code.
-      if (parsed.code) throw new ServiceError(parsed.code, `${o.name}.${name} ${parsed.message}`, { errors: [{ path: [...path, name], message: `${name} ${parsed.message}` }] });
+      if (parsed.code) throw new ServiceError(parsed.code, `${itemPrefix(path)}${o.name}.${name} ${parsed.message}`, { errors: [{ path: [...path, name], message: `${name} ${parsed.message}` }] });
       errors.push({ path: [...path, name], message: `${name} ${parsed.message}` });
       continue;
     }
@@ -130,6 +130,16 @@ export function parseRecordBody(
     columns[i] = parsed.value === null ? null : def.toColumn(parsed.value, spec);
   }
   return { columns, values, errors: errors.length > 0 ? errors : NO_ERRORS };
+}
+
+/**
+ * "records[1]: " for a bulk item's path (`["records", 1]`, `["records", 1, "values"]`), ""
+ * for a single record's. A thrown refusal with its own code (a 404 unknown attribute) has
+ * no `errors` on the wire (service-interface.md Envelope), so its message names the item,
+ * as SCHEMA_RECORD_NOT_FOUND's does in bulk (issue 3: bulk errors name the item index).
+ */
+function itemPrefix(path: readonly (string | number)[]): string {
+  return typeof path[0] === 'string' && typeof path[1] === 'number' ? `${path[0]}[${path[1]}]: ` : '';
 }
 
 export function validationFailed(errors: FieldError[]): ServiceError {

@@ -112,9 +112,54 @@ describe('every bad attribute is reported', () => {
       ['records', 1, 'values', 'n1'],
     ]);
   });
+  it('create with clean types: a taken unique value and a missing relation target are named together, as PUT names them', async () => {
+    expect((await create('deal', { title: 'holder', code: 'EB-A' })).status).toBe(201);
+    const before = await count('deal');
+    const ghost = crypto.randomUUID();
+    const one = await create('deal', { title: 'x', code: 'EB-A', company: ghost });
+    expectError(one, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', message: '2 values are invalid', errors: true });
+    expect(paths(one)).toEqual(['["code"]', '["company"]']);
+    const other = (await create('deal', { title: 'y' })).body.data;
+    const put = await s.call('PUT', `/records/deal/${other.id}`, { body: { code: 'EB-A', company: ghost }, headers: { 'if-match': '*' } });
+    expect(paths(put)).toEqual(paths(one));
+
+    const bulk = await s.call('POST', '/records/deal/bulk-create', { body: { records: [{ title: 'a', code: 'EB-A' }, { title: 'b', company: ghost }] } });
+    expectError(bulk, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    expect(bulk.body.errors.map((e: { path: unknown[] }) => e.path)).toEqual([
+      ['records', 0, 'code'],
+      ['records', 1, 'company'],
+    ]);
+    expect(await count('deal')).toBe(before + 1);
+  });
 });
 
 describe('bulk caps and item indexes', () => {
+  it('an unknown attribute in a bulk item → 404 whose message names the item; errors[].path kept', async () => {
+    const made = (await s.call('POST', '/records/deal/bulk-create', { body: { records: [{ title: 'k0' }, { title: 'k1' }] } })).body.data.records;
+    const c = await s.call('POST', '/records/deal/bulk-create', { body: { records: [{ title: 'x' }, { title: 'y', nme: 'z' }] } });
+    expectError(c, { status: 404, code: 'SCHEMA_ATTRIBUTE_NOT_FOUND', message: 'records[1]: Object "deal" has no attribute "nme"', errors: false });
+    const u = await s.call('POST', '/records/deal/bulk-update', {
+      body: { records: [{ id: made[0].id, values: { title: 'x' } }, { id: made[1].id, values: { nme: 'z' } }] },
+    });
+    expectError(u, { status: 404, code: 'SCHEMA_ATTRIBUTE_NOT_FOUND', message: 'records[1]: Object "deal" has no attribute "nme"', errors: false });
+    expect((await s.call('GET', `/records/deal/${made[0].id}`)).body.data.values.title).toBe('k0');
+    // A single record has no item to name.
+    expectError(await create('deal', { title: 'x', nme: 'z' }), { status: 404, code: 'SCHEMA_ATTRIBUTE_NOT_FOUND', message: 'Object "deal" has no attribute "nme"' });
+    // The field path stays on the error (for the store's callers and the log), item index included.
+    const actor = { keyId: 'k', role: 'owner', scopes: null };
+    const thrownPaths = (fn: () => unknown): unknown => {
+      try {
+        fn();
+      } catch (err) {
+        return (err as ServiceError).details.errors?.map((e) => e.path);
+      }
+      return 'no error';
+    };
+    expect(thrownPaths(() => s.store.bulkCreate('deal', [{ title: 'x' }, { nme: 'z' }], actor))).toEqual([['records', 1, 'nme']]);
+    expect(thrownPaths(() => s.store.bulkUpdate('deal', [{ id: made[1].id, values: { nme: 'z' } }], actor))).toEqual([['records', 0, 'values', 'nme']]);
+  });
+
+
   it('bulk-create takes more than 1,000 records in one call; bulk-delete stays at 1..1000 ids', async () => {
     const before = await count('company');
     const records = Array.from({ length: 1500 }, (_, i) => ({ name: `bulk-${i}` }));

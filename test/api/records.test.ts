@@ -66,6 +66,18 @@ describe('single records', () => {
     expect(star.body.data.version).toBe(4);
   });
 
+  it('if-match is exactly "<version>", a bare version or *: unbalanced quotes and weak tags are 400, nothing written', async () => {
+    const rec = (await create('company', { name: 'Strict', employees: 1 })).body.data;
+    for (const ifMatch of ['"1', '1"', 'W/"1"', 'W/1', '""', '"*"', '"1" "1"', '1.0']) {
+      const r = await s.call('PUT', `/records/company/${rec.id}`, { body: { employees: 2 }, headers: { 'if-match': ifMatch } });
+      expectError(r, { status: 400, code: undefined, message: 'Validation failed', errors: true });
+      expect(r.body.errors.map((e: { path: unknown[] }) => e.path), ifMatch).toEqual([['headers', 'if-match']]);
+    }
+    expect((await s.call('GET', `/records/company/${rec.id}`)).body.data).toMatchObject({ version: 1, values: { employees: 1 } });
+    const u = await s.call('PUT', `/records/company/${rec.id}`, { body: { employees: 2 }, headers: { 'if-match': ' "1" ' } });
+    expect(u.body.data.version).toBe(2);
+  });
+
   it('unknown attribute → 404 SCHEMA_ATTRIBUTE_NOT_FOUND; unknown object → 404 SCHEMA_OBJECT_NOT_FOUND', async () => {
     expectError(await create('company', { name: 'X', color: 'red' }), { status: 404, code: 'SCHEMA_ATTRIBUTE_NOT_FOUND' });
     expectError(await create('planet', { name: 'X' }), { status: 404, code: 'SCHEMA_OBJECT_NOT_FOUND' });

@@ -43,6 +43,16 @@ describe('schema sources', () => {
       status: 409,
       code: 'SCHEMA_CONFLICT',
     });
+    // The same three forms as a record's if-match (one pattern): a weak tag or a lone quote is 400.
+    for (const ifMatch of ['W/"1"', '"1', '1"']) {
+      expectError(await s.call('PUT', '/schema/sources/crm', { body: { declaration }, headers: { 'if-match': ifMatch } }), {
+        status: 400,
+        code: undefined,
+        message: 'Validation failed',
+        errors: true,
+      });
+    }
+    expect((await s.call('PUT', '/schema/sources/crm', { body: { declaration }, headers: { 'if-match': '1' } })).body.data).toMatchObject({ version: 1 });
   });
 
   it('a declaration that differs from the last valid one in any detail is validated again', async () => {

@@ -61,6 +61,47 @@ describe('attribute-type registry', () => {
     expect(message(spec({ type: 'datetime' }), '2024-05-01T09:30:00')).toMatch(/zone/);
   });
 
+  it('date: years 0001..9999, the two-digit years included (not read as 19xx)', () => {
+    for (const d of ['0001-01-01', '0050-06-15', '0099-12-31', '0100-01-01', '9999-12-31']) expect(okValue(spec({ type: 'date' }), d)).toBe(d);
+    expect(okValue(spec({ type: 'date' }), '0004-02-29')).toBe('0004-02-29');
+    expect(message(spec({ type: 'date' }), '0001-02-29')).toMatch(/YYYY-MM-DD/);
+    expect(message(spec({ type: 'date' }), '0000-01-01')).toMatch(/0001 to 9999/);
+    expect(TYPES.date.convertFrom('0050-03-04T10:00:00Z')).toBe('0050-03-04');
+    expect(TYPES.date.convertFrom('+010000-01-01T00:00:00.000Z')).toBeUndefined();
+  });
+
+  it('datetime: the UTC form stays within 0001..9999, so the stored text is always 24 characters', () => {
+    const dt = spec({ type: 'datetime' });
+    expect(message(dt, '9999-12-31T23:30:00-02:00')).toMatch(/between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z/);
+    expect(message(dt, '0001-01-01T00:30:00+01:00')).toMatch(/between 0001/);
+    expect(message(dt, '9999-12-31T24:00:00Z')).toMatch(/between 0001/);
+    expect(okValue(dt, '0100-01-01T00:30:00+01:00')).toBe('0099-12-31T23:30:00.000Z');
+    expect(okValue(dt, '0050-06-01T00:30:00+01:00')).toBe('0050-05-31T23:30:00.000Z');
+    expect(okValue(dt, '0001-01-01T00:00:00Z')).toBe('0001-01-01T00:00:00.000Z');
+    expect(okValue(dt, '9999-12-31T23:59:59.999Z')).toBe('9999-12-31T23:59:59.999Z');
+    expect(okValue(dt, '9999-12-31T21:30:00-02:00')).toBe('9999-12-31T23:30:00.000Z');
+    // Every value it stores parses back to itself (a write of a read value never fails).
+    for (const v of ['0099-12-31T23:30:00.000Z', '0050-05-31T23:30:00.000Z', '9999-12-31T23:30:00.000Z']) {
+      expect(okValue(dt, v)).toBe(v);
+      expect(v).toHaveLength(24);
+    }
+    expect(TYPES.datetime.convertFrom('0050-01-02')).toBe('0050-01-02T00:00:00.000Z');
+    expect(TYPES.datetime.convertFrom('9999-12-31T23:30:00-02:00')).toBeUndefined();
+  });
+
+  it('url and email: whitespace around the value or a control character anywhere is refused, not stored', () => {
+    const u = spec({ type: 'url' });
+    for (const bad of ['  https://x.y/a  ', 'https://x.y/a\n', '\thttps://x.y/a', 'https://x.y/\u0000', 'https://x.y/a\u007f', 'https://x.\ny/a', 'https://x.y/a\u00a0']) {
+      expect(message(u, bad), JSON.stringify(bad)).toMatch(/no whitespace around it and no control characters/);
+      expect(TYPES.url.convertFrom(bad), JSON.stringify(bad)).toBeUndefined();
+    }
+    expect(okValue(u, 'https://x.y/a')).toBe('https://x.y/a');
+    const e = spec({ type: 'email' });
+    for (const bad of [' a@b.co', 'a@b.co\n', 'a\u0000@b.co', 'a@b.co\u007f', 'a\u0085b@c.co']) {
+      expect(message(e, bad), JSON.stringify(bad)).toMatch(/email/);
+    }
+  });
+
   it('email and url: pragmatic shapes; url only http(s)', () => {
     expect(okValue(spec({ type: 'email' }), 'a@b.co')).toBe('a@b.co');
     expect(message(spec({ type: 'email' }), 'a@b')).toMatch(/email/);

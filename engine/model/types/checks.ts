@@ -89,6 +89,17 @@ export function parseString(value: unknown, spec: AttributeSpec, noun: string, s
   return checkLength(value, spec);
 }
 
+/**
+ * Whitespace around a value or a control character anywhere in it (C0, DEL, C1). URL
+ * parsing silently strips such characters (and tabs and newlines inside), so a check that
+ * only asks `new URL` would store `"  https://x.y/a\n"` as sent; for url and email they
+ * mean the value is not one.
+ */
+const STRAY = /^\s|\s$|[\u0000-\u001f\u007f-\u009f]/;
+export function hasStrayCharacters(s: string): boolean {
+  return STRAY.test(s);
+}
+
 export function truncate(s: string, max = 40): string {
   return s.length > max ? `${s.slice(0, max)}…` : s;
 }

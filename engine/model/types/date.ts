@@ -3,12 +3,16 @@ import type { AttributeTypeDef } from './type-def.js';
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-/** A real calendar day in YYYY-MM-DD (2023-02-29 is not one). */
+/** A real calendar day in YYYY-MM-DD, years 0001..9999 (2023-02-29 is not one). */
 export function isDate(s: string): boolean {
   const m = DATE.exec(s);
   if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+  const [y, mo, d] = [Number(m[1]), Number(m[2]) - 1, Number(m[3])];
+  if (y < 1) return false;
+  // setUTCFullYear, not Date.UTC(y, …): Date.UTC reads years 0–99 as 1900–1999.
+  const t = new Date(0);
+  t.setUTCFullYear(y, mo, d);
+  return t.getUTCFullYear() === y && t.getUTCMonth() === mo && t.getUTCDate() === d;
 }
 
 export const date: AttributeTypeDef = {
@@ -18,7 +22,7 @@ export const date: AttributeTypeDef = {
   uniqueAllowed: true,
   column: 'TEXT',
   parse: (value) =>
-    typeof value === 'string' && isDate(value) ? ok(value) : fail('must be a date (YYYY-MM-DD)'),
+    typeof value === 'string' && isDate(value) ? ok(value) : fail('must be a date (YYYY-MM-DD, years 0001 to 9999)'),
   toColumn: (value) => value as string,
   fromColumn: (value) => value,
   widensTo: ['datetime', 'text', 'json'],
@@ -27,6 +31,9 @@ export const date: AttributeTypeDef = {
     if (s === undefined) return undefined;
     if (isDate(s)) return s;
     const t = Date.parse(s);
-    return Number.isNaN(t) ? undefined : new Date(t).toISOString().slice(0, 10);
+    if (Number.isNaN(t)) return undefined;
+    const day = new Date(t).toISOString().slice(0, 10);
+    // Outside 0001..9999 toISOString writes "+010000-…", which sliced is no date.
+    return isDate(day) ? day : undefined;
   },
 };

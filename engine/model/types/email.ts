@@ -1,10 +1,11 @@
-import { LENGTH_FIELDS, parseString, stringify } from './checks.js';
+import { LENGTH_FIELDS, hasStrayCharacters, parseString, stringify } from './checks.js';
 import type { AttributeTypeDef } from './type-def.js';
 
 // Deliberately the pragmatic shape check (one @, a dot in the domain, no spaces):
-// RFC 5322 in full accepts addresses no mail form would.
+// RFC 5322 in full accepts addresses no mail form would. `\s` already keeps out spaces
+// and newlines; control characters (NUL, DEL, C1) are no more part of an address.
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const isEmail = (s: string): boolean => EMAIL.test(s) && s.length <= 254;
+const isEmail = (s: string): boolean => EMAIL.test(s) && s.length <= 254 && !hasStrayCharacters(s);
 
 export const email: AttributeTypeDef = {
   type: 'email',

@@ -1,8 +1,9 @@
-import { LENGTH_FIELDS, parseString, stringify } from './checks.js';
+import { LENGTH_FIELDS, fail, hasStrayCharacters, parseString, stringify, truncate } from './checks.js';
 import type { AttributeTypeDef } from './type-def.js';
 
 // Only http(s): a `javascript:` URL stored here would become a link in someone's UI.
 function isUrl(s: string): boolean {
+  if (hasStrayCharacters(s)) return false;
   try {
     const u = new URL(s);
     return u.protocol === 'http:' || u.protocol === 'https:';
@@ -17,7 +18,10 @@ export const url: AttributeTypeDef = {
   fields: LENGTH_FIELDS,
   uniqueAllowed: true,
   column: 'TEXT',
-  parse: (value, spec) => parseString(value, spec, 'an http(s) URL', isUrl),
+  parse: (value, spec) =>
+    typeof value === 'string' && hasStrayCharacters(value)
+      ? fail(`must be an http(s) URL with no whitespace around it and no control characters (got ${JSON.stringify(truncate(value))})`)
+      : parseString(value, spec, 'an http(s) URL', isUrl),
   toColumn: (value) => value as string,
   fromColumn: (value) => value,
   widensTo: ['text'],

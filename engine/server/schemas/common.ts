@@ -95,7 +95,14 @@ export const ownerSchema = {
   },
 } as const;
 
-/** `if-match` as contract.md §3 allows it: `"<version>"`, a bare version, `W/"<version>"` or `*`. */
-export const IF_MATCH_PATTERN = '^\\s*(\\*|(W/)?"?\\d{1,15}"?)\\s*$';
+/**
+ * `if-match` as contract.md §3 allows it, and nothing else: `"<version>"`, a bare version,
+ * or `*`. Quotes come in pairs; a weak tag `W/"3"` is refused because If-Match compares
+ * strongly (RFC 9110 §13.1.1), so accepting it would promise a match it does not mean.
+ * The route schemas take its source as their pattern and parseIfMatch reads its groups
+ * (1: `*`, 2: quoted version, 3: bare version), so the two cannot drift apart.
+ */
+export const IF_MATCH = /^\s*(?:(\*)|"(\d{1,15})"|(\d{1,15}))\s*$/;
+export const IF_MATCH_PATTERN = IF_MATCH.source;
 
 export const securityRequired = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
