@@ -1,10 +1,11 @@
 import swagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ServiceError } from '../errors.js';
 import type { Store } from '../store/types.js';
 import { AuthCache, authenticate } from './auth.js';
+import { answerClientError } from './client-error.js';
 import './context.js';
 import { sendError } from './envelope.js';
 import { requirePermission } from './permissions.js';
@@ -34,14 +35,37 @@ export interface CreateServerOptions {
 const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
 
 /**
+ * Longest path parameter the router matches (find-my-way counts decoded UTF-16 units).
+ * Fastify's default of 100 refused longer ones before the route could, while the route
+ * schemas allow 200 characters: this sits far above that (even 200 astral characters are
+ * 400 units, 2,400 percent-encoded), so the route's own 400/404 answers; beyond it a 414.
+ * Node's 16 KB header limit bounds the URL anyway.
+ */
+const MAX_PARAM_LENGTH = 4096;
+
+/**
  * The local server's Fastify app, every route under /v1, NOT listening
  * (architecture.md pattern 9: only the command listens; tests pick port 0).
  */
 export async function createServer(options: CreateServerOptions): Promise<FastifyInstance> {
   const { store } = options;
+  let closing = false;
+  // What the onRequest/onSend/onResponse hooks do for every answer, for the answers that
+  // bypass them (frameworkErrors has no route context, so none of its hooks run).
+  const stamp = (request: FastifyRequest, reply: FastifyReply): void => {
+    reply.header('x-request-id', request.id);
+    if (closing) reply.header('connection', 'close');
+  };
+  // One log line per request (issue 3), whichever way it was answered.
+  const logLine = (request: FastifyRequest, reply: FastifyReply): void => {
+    request.log.info(
+      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request',
+    );
+  };
   const app = Fastify({
     logger: options.logger ?? false,
-    // One log line per request (issue 3), written by the onResponse hook below.
+    // One log line per request (issue 3), written by logLine below.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     // contract.md §3: a syntactically valid client UUID is echoed, anything else replaced.
     requestIdHeader: false,
@@ -50,15 +74,20 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
       return typeof sent === 'string' && isUuid(sent) ? sent : randomUUID();
     },
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Our JSON parser (json-body.ts) refuses these keys with a reasoned 400; kept strict
     // here too for any parser that falls back to Fastify's.
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    // Errors Fastify raises before routing (a malformed URL) still get the envelope.
+    // Errors Fastify raises before routing (a malformed URL, a path segment past
+    // MAX_PARAM_LENGTH) still get the envelope, the id and the log line.
     frameworkErrors: (error, request, reply) => {
-      reply.header('x-request-id', request.id);
+      stamp(request, reply);
+      if (options.logger) reply.raw.once('finish', () => logLine(request, reply));
       sendError(error, request, reply);
     },
+    // Requests Node's HTTP parser refuses never reach Fastify: client-error.ts answers them.
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, app.log),
   });
 
   app.removeContentTypeParser('application/json');
@@ -104,7 +133,6 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
 
   // Graceful stop (issue 3): in-flight requests finish, and their answers tell keep-alive
   // clients to go, so close() does not wait out the keep-alive timeout.
-  let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
     // A keep-alive socket whose response was still finishing when close() swept the idle
@@ -117,18 +145,14 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     server.once('close', () => clearInterval(sweep));
   });
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
-    if (closing) reply.header('connection', 'close');
+    stamp(request, reply);
     done(null, payload);
   });
 
   if (options.logger) {
-    // One line per request with its id (issue 3); not even registered when silent.
+    // Not even registered when silent.
     app.addHook('onResponse', (request, reply, done) => {
-      request.log.info(
-        { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
-        'request',
-      );
+      logLine(request, reply);
       done();
     });
   }

@@ -5,6 +5,7 @@ import {
   THROTTLE_MESSAGE,
   VALIDATION_MESSAGE,
   statusForCode,
+  type ErrorCode,
   type FieldError,
 } from '../errors.js';
 import { ajvErrorsToFieldErrors } from './validation.js';
@@ -62,6 +63,40 @@ export function errorBody(statusCode: number, message: string, code?: string, er
   return body;
 }
 
+/**
+ * The framework's own refusals (router, body reader, Node's HTTP parser) keep their 4xx
+ * status; the contract gives a code to two of them (contract.md §3), found here by the
+ * status the one table gives that code. Any other status answers without a code.
+ */
+const FRAMEWORK_CODES = new Map<number, ErrorCode>(
+  (['ROUTE_NOT_FOUND', 'PAYLOAD_TOO_LARGE'] as const).map((code) => [statusForCode(code), code]),
+);
+
+export function frameworkErrorBody(status: number, message: string): ErrorBody {
+  return errorBody(status, message, FRAMEWORK_CODES.get(status));
+}
+
+/** Fastify's messages echo the input (a 5,000-character path); these say it shortly. */
+const FRAMEWORK_MESSAGES: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'Request body is too large',
+  FST_ERR_MAX_PARAM_LENGTH: 'A path segment is too long',
+};
+
+/**
+ * A refusal raised by Fastify or one of its plugins (@fastify/error codes all start
+ * FST_) carrying a 4xx status: the client's fault, so answered as such. A 5xx, or a 4xx on
+ * anything else, stays a masked 500 below.
+ */
+function isFrameworkClientError(fe: Partial<FastifyError> | undefined): fe is FastifyError {
+  return (
+    typeof fe?.code === 'string' &&
+    fe.code.startsWith('FST_') &&
+    typeof fe.statusCode === 'number' &&
+    fe.statusCode >= 400 &&
+    fe.statusCode < 500
+  );
+}
+
 /** Fastify framework codes that mean "the body could not be parsed" (Envelope rule 1). */
 const PARSE_FAILURES = new Set([
   'FST_ERR_CTP_INVALID_JSON_BODY',
@@ -97,9 +132,6 @@ export function toErrorBody(err: unknown, request: FastifyRequest): ErrorBody {
     // A URL that cannot be decoded names no route.
     return errorBody(statusForCode('ROUTE_NOT_FOUND'), 'Malformed URL: no route matches it', 'ROUTE_NOT_FOUND');
   }
-  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return errorBody(statusForCode('PAYLOAD_TOO_LARGE'), 'Request body is too large', 'PAYLOAD_TOO_LARGE');
-  }
   if (fe && typeof fe.code === 'string' && PARSE_FAILURES.has(fe.code)) {
     return errorBody(400, VALIDATION_MESSAGE, undefined, [{ path: [], message: parseMessage(fe) }]);
   }
@@ -107,6 +139,10 @@ export function toErrorBody(err: unknown, request: FastifyRequest): ErrorBody {
     // JSON.parse failures and secure-json-parse's prototype-poisoning refusal
     // ("Object contains forbidden prototype property") both land here.
     return errorBody(400, VALIDATION_MESSAGE, undefined, [{ path: [], message: parseMessage(fe) }]);
+  }
+  if (isFrameworkClientError(fe)) {
+    // 413 body too large (PAYLOAD_TOO_LARGE), 414 a path segment past the router's limit…
+    return frameworkErrorBody(fe.statusCode!, FRAMEWORK_MESSAGES[fe.code] ?? fe.message);
   }
   request.log.error({ err }, 'unhandled error');
   return errorBody(500, INTERNAL_MESSAGE);

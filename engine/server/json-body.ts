@@ -2,15 +2,29 @@ import type { FieldError } from '../errors.js';
 import { RequestValidationError } from './envelope.js';
 
 /**
+ * Deepest nesting of objects and arrays a body may have (the body itself is level 1).
+ * JSON.stringify downstream (a json value into its column, a default or a declaration into
+ * the catalog, every answer) recurses, and ~5,000 levels overflow the stack into a 500;
+ * 128 is far beyond any declaration, record or filter (filters stop at 16) yet far below.
+ */
+export const MAX_BODY_DEPTH = 128;
+
+/**
  * The JSON body parser. Fastify's own parser drops the reason a body was refused; ours
  * answers 400 Validation failed (Envelope rule 1) saying what was wrong and where.
  * `__proto__` keys and `constructor.prototype` pairs anywhere in a body are refused, so
  * client data can never reach an object's prototype (issue 3: "JSON keys like
  * `__proto__` can do no harm") and nothing sent is silently dropped. An empty body is
  * "no body" (some clients send a content type on DELETE); route schemas decide if one is needed.
+ * Nesting is capped at MAX_BODY_DEPTH. JSON bodies are the only way structured values reach
+ * the store (multipart carries a file and a title string), so nothing stored is too deep
+ * to answer.
  */
 export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') return undefined;
+  if (nestsDeeperThan(text, MAX_BODY_DEPTH)) {
+    throw new RequestValidationError([{ path: [], message: `body is nested more than ${MAX_BODY_DEPTH} levels deep` }]);
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -25,6 +39,30 @@ export function parseJsonBody(text: string): unknown {
     if (bad.length) throw new RequestValidationError(bad);
   }
   return value;
+}
+
+/**
+ * One pass over the char codes, before parsing (a hostile body is refused without building
+ * it): brackets count outside strings only, and a backslash skips the character after it.
+ * Exact for valid JSON; for invalid JSON either answer is a 400. On the 0.85 MB body of a
+ * 10,000-record bulk-create it takes ~1.6 ms, against ~2.7 ms for JSON.parse itself.
+ */
+function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0, n = text.length; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // '"': skip to the closing quote
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }
 
 /** Iterative (a deeply nested body must not overflow the stack). */
