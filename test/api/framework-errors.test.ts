@@ -1,18 +1,11 @@
 import { connect } from 'node:net';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_DEPTH } from '../../engine/server/json-body.js';
-import { expectError, startTestServer, type TestServer } from './helpers.js';
+import { expectError, logCapture, startTestServer, type TestServer } from './helpers.js';
 
 // Refusals raised by the framework (router, body parser, Node's HTTP parser) answer in the
 // envelope with an x-request-id, never a 500, and each gets one request log line.
-const lines: Record<string, unknown>[] = [];
-const stream = new Writable({
-  write(chunk: Buffer, _enc, done) {
-    for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
-    done();
-  },
-});
+const { lines, stream } = logCapture();
 let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer({ logger: { level: 'info', stream } });

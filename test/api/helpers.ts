@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { createServer, type CreateServerOptions } from '../../engine/server/app.js';
 import { openStore } from '../../engine/store/index.js';
 import type { Store } from '../../engine/store/types.js';
@@ -128,4 +129,16 @@ export function expectError(
   if (expected.errors === false && 'errors' in (b ?? {})) problems.push('unexpected errors');
   if (!UUID_RE.test(reply.headers.get('x-request-id') ?? '')) problems.push('x-request-id missing');
   if (problems.length) throw new Error(`${problems.join('; ')}\nbody: ${reply.text}`);
+}
+
+/** A pino destination that keeps each JSON log line, parsed, for a test to read. */
+export function logCapture(): { lines: Record<string, unknown>[]; stream: Writable } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, stream };
 }

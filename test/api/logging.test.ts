@@ -1,17 +1,10 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeStore } from './fake-store.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { logCapture, startTestServer, type TestServer } from './helpers.js';
 
 // The request log (issue 3): one line per request with its id; a masked 500 keeps its
 // real cause in the log under the same id.
-const lines: Record<string, unknown>[] = [];
-const stream = new Writable({
-  write(chunk: Buffer, _enc, done) {
-    for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
-    done();
-  },
-});
+const { lines, stream } = logCapture();
 let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer({ store: fakeStore(), logger: { level: 'info', stream } });
