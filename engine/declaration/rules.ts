@@ -1,5 +1,6 @@
 import type { AttributeSpec } from '../model/attribute.js';
-import { SYSTEM_FILTER_FIELDS, FILTER_OPS, checkFilter, checkSort } from '../model/filter.js';
+import { SYSTEM_FILTER_FIELDS, FILTER_OPS, checkFilter, checkSort, type FilterOp, type Scalar } from '../model/filter.js';
+import { filterOperand, operandSpec } from '../model/filter-operand.js';
 import { attributeNameProblem, isValidName, objectNameProblem } from '../model/names.js';
 import { parseSize } from '../model/sizes.js';
 import { isAttributeType, parseValue, typeDef } from '../model/types/registry.js';
@@ -324,13 +325,10 @@ function checkView(view: Record<string, unknown>, path: Path, ctx: RuleContext, 
   }
 }
 
-/** Types whose filter values can be checked offline without guessing the store's semantics. */
-const VALUE_CHECKED = new Set(['select', 'number', 'integer', 'boolean']);
-const VALUE_OPS = new Set(['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin']);
-
 /**
- * A view's filter compares with values the attribute can hold: `stage: { in: [lead, wonn] }`
- * names an option that does not exist, which would silently match nothing.
+ * A view's filter compares with values the attribute can hold, by the same rule record
+ * search applies (engine/model/filter-operand.ts): `stage: { in: [lead, wonn] }` names an
+ * option that does not exist, which would silently match nothing.
  */
 function checkFilterValues(
   filter: unknown,
@@ -349,21 +347,24 @@ function checkFilterValues(
       continue;
     }
     const attr = attributes[key];
-    if (!isPlainObject(attr) || !VALUE_CHECKED.has(String(attr['type']))) continue;
-    const spec = { ...attr, name: key, required: false, min: undefined, max: undefined } as unknown as AttributeSpec;
-    const check = (v: unknown, p: Path): void => {
-      if (v === null) return;
-      const parsed = parseValue(spec, v);
-      if (parsed.ok) return;
-      const options = Array.isArray(attr['options']) ? (attr['options'] as unknown[]).map(String) : [];
+    if (!isPlainObject(attr) || !isAttributeType(attr['type'])) continue;
+    // The attribute's own checks report a malformed options list; here it counts as none.
+    const options = Array.isArray(attr['options']) ? (attr['options'] as unknown[]).map(String) : [];
+    const spec = operandSpec({ ...attr, name: key, options } as unknown as AttributeSpec);
+    const check = (op: FilterOp, v: Scalar, p: Path): void => {
+      const operand = filterOperand(spec, op, v);
+      if (operand.ok) return;
       const suggestion = typeof v === 'string' && options.length ? closest(v, options) : undefined;
-      report(p, `the filter on "${key}" compares with ${JSON.stringify(v)}, but "${key}" ${parsed.message}`, suggestion);
+      report(p, operand.message, suggestion);
     };
-    const conditions: [unknown, Path][] = isPlainObject(value)
-      ? Object.entries(value)
-          .filter(([op]) => VALUE_OPS.has(op))
-          .flatMap(([op, v]) => (Array.isArray(v) ? v.map((x, i): [unknown, Path] => [x, [...base, key, op, i]]) : [[v, [...base, key, op]] as [unknown, Path]]))
-      : [[value, [...base, key]]];
-    for (const [v, p] of conditions) check(v, p);
+    if (!isPlainObject(value)) {
+      check('eq', value as Scalar, [...base, key]);
+      continue;
+    }
+    for (const [op, v] of Object.entries(value)) {
+      if (op === 'isNull') continue;
+      if (Array.isArray(v)) v.forEach((x, i) => x !== null && check(op as FilterOp, x as Scalar, [...base, key, op, i]));
+      else check(op as FilterOp, v as Scalar, [...base, key, op]);
+    }
   }
 }

@@ -1,4 +1,4 @@
-import type { AttributeSpec, AttributeType } from '../model/attribute.js';
+import type { AttributeSpec } from '../model/attribute.js';
 import { sqlIdent } from '../model/names.js';
 import type { Owner, OwnerKind, StoredAttribute, StoredObject, StoredView } from '../model/stored.js';
 import type { ViewDecl } from '../model/declaration.js';
@@ -140,6 +140,5 @@ export function indexIdent(attributeId: string): string {
   return `"ix_${safe}"`;
 }
 
-export function isMultiValued(spec: { type: AttributeType; multiple?: boolean }): boolean {
-  return spec.type === 'multiselect' || spec.type === 'json' || ((spec.type === 'relation' || spec.type === 'document') && spec.multiple === true);
-}
+/** Defined with the types (search filters need it too); re-exported for the store. */
+export { isMultiValued } from '../model/types/registry.js';

@@ -1,11 +1,11 @@
 import { ServiceError, type FieldError } from '../errors.js';
 import type { AttributeSpec } from '../model/attribute.js';
-import { checkFilter, checkSort, SYSTEM_FILTER_FIELDS, type Filter, type Scalar, type SortSpec } from '../model/filter.js';
+import { checkFilter, checkSort, SYSTEM_FILTER_FIELDS, type Filter, type FilterOp, type Scalar, type SortSpec } from '../model/filter.js';
+import { filterOperand, operandSpec } from '../model/filter-operand.js';
 import { sqlIdent } from '../model/names.js';
 import type { StoredObject } from '../model/stored.js';
-import { typeDef } from '../model/types/registry.js';
 import type { SqlValue } from '../model/types/type-def.js';
-import { isMultiValued, tableIdent } from './catalog.js';
+import { isMultiValued, SYSTEM_SPECS, tableIdent } from './catalog.js';
 import type { SearchInput, SearchPage } from './types.js';
 
 /**
@@ -27,118 +27,139 @@ interface Host {
 
 interface Field {
   sql: string;
-  spec: AttributeSpec | undefined;
+  /** The attribute as operands are parsed against (operandSpec: no write constraints). */
+  spec: AttributeSpec;
+  multi: boolean;
 }
 
+type Path = (string | number)[];
+
+/** Per cached object, as values.ts does (the cache is rebuilt after any schema write, so this never goes stale). */
+const fieldCache = new WeakMap<StoredObject, Map<string, Field>>();
+
 function fieldsOf(o: StoredObject): Map<string, Field> {
-  const m = new Map<string, Field>();
-  for (const f of SYSTEM_FILTER_FIELDS) m.set(f, { sql: sqlIdent(f), spec: undefined });
-  for (const a of o.attributes) if (!a.system) m.set(a.name, { sql: sqlIdent(a.name), spec: a });
+  let m = fieldCache.get(o);
+  if (m) return m;
+  m = new Map<string, Field>();
+  fieldCache.set(o, m);
+  const field = (a: AttributeSpec): Field => ({ sql: sqlIdent(a.name), spec: operandSpec(a), multi: isMultiValued(a) });
+  for (const a of SYSTEM_SPECS) if ((SYSTEM_FILTER_FIELDS as readonly string[]).includes(a.name)) m.set(a.name, field(a));
+  for (const a of o.attributes) if (!a.system) m.set(a.name, field(a));
   return m;
 }
 
-/** A filter value as the column holds it (booleans as 0/1, datetimes normalised…). */
-function bindValue(field: Field, v: Scalar): SqlValue {
-  if (v === null) return null;
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  const spec = field.spec;
-  if (!spec || isMultiValued(spec)) return v;
-  const loose: AttributeSpec = { name: spec.name, type: spec.type, ...(spec.options ? { options: spec.options } : {}) };
-  const parsed = typeDef(spec.type).parse(v, loose);
-  if (!parsed.ok || parsed.value === null) return v;
-  return typeDef(spec.type).toColumn(parsed.value, loose);
-}
-
+/**
+ * Compiles a checked filter to SQL. Each operand is parsed once, here, into the value its
+ * column holds (engine/model/filter-operand.ts); a bad one is collected with its path, so
+ * one answer names every bad operand.
+ */
 class Compiler {
   params: SqlValue[] = [];
+  errors: FieldError[] = [];
   constructor(private readonly fields: Map<string, Field>) {}
 
-  filter(f: Filter): string {
+  filter(f: Filter, path: Path): string {
     const parts: string[] = [];
     for (const key of Object.keys(f)) {
       const value = f[key];
       if (key === 'and' || key === 'or') {
-        const subs = (value as Filter[]).map((s) => `(${this.filter(s)})`);
+        const subs = (value as Filter[]).map((s, i) => `(${this.filter(s, [...path, key, i])})`);
         parts.push(`(${subs.join(key === 'and' ? ' AND ' : ' OR ')})`);
       } else if (key === 'not') {
         // Complement, including records whose attribute is null (SQL NULL would drop them).
-        parts.push(`NOT IFNULL((${this.filter(value as Filter)}), 0)`);
+        parts.push(`NOT IFNULL((${this.filter(value as Filter, [...path, key])}), 0)`);
       } else {
-        parts.push(this.condition(this.fields.get(key)!, value as Scalar | Record<string, unknown>));
+        parts.push(this.condition(this.fields.get(key)!, value as Scalar | Record<string, unknown>, [...path, key]));
       }
     }
     return parts.length === 0 ? '1' : parts.join(' AND ');
   }
 
-  private bind(field: Field, v: Scalar): string {
-    this.params.push(bindValue(field, v));
+  /** The operand as its column holds it, bound; a bad one is recorded and binds null. */
+  private bind(field: Field, op: FilterOp, v: Scalar, path: Path): string {
+    const operand = filterOperand(field.spec, op, v);
+    if (!operand.ok) this.errors.push({ path, message: operand.message });
+    return this.param(operand.ok ? operand.value : null);
+  }
+
+  private param(v: SqlValue): string {
+    this.params.push(v);
     return '?';
   }
 
-  private condition(field: Field, cond: Scalar | Record<string, unknown>): string {
-    if (cond === null || typeof cond !== 'object') return this.op(field, 'eq', cond);
+  private condition(field: Field, cond: Scalar | Record<string, unknown>, path: Path): string {
+    if (cond === null || typeof cond !== 'object') return this.op(field, 'eq', cond, path);
     return Object.entries(cond)
-      .map(([op, v]) => this.op(field, op, v))
+      .map(([op, v]) => this.op(field, op as FilterOp, v, [...path, op]))
       .join(' AND ');
   }
 
-  private op(field: Field, op: string, v: unknown): string {
+  private op(field: Field, op: FilterOp, v: unknown, path: Path): string {
     const c = field.sql;
-    const multi = field.spec !== undefined && isMultiValued(field.spec);
+    const multi = field.multi;
     // Multi-valued attributes (JSON lists) match when one element matches (contract §3 contains).
-    const member = (x: Scalar): string => `EXISTS (SELECT 1 FROM json_each(${c}) WHERE value = ${this.bindRaw(x)})`;
+    const member = (x: Scalar): string => `EXISTS (SELECT 1 FROM json_each(${c}) WHERE value = ${this.bind(field, op, x, path)})`;
     switch (op) {
       case 'eq':
         if (v === null) return `${c} IS NULL`;
-        return multi ? member(v as Scalar) : `${c} = ${this.bind(field, v as Scalar)}`;
+        return multi ? member(v as Scalar) : `${c} = ${this.bind(field, op, v as Scalar, path)}`;
       case 'ne':
         if (v === null) return `${c} IS NOT NULL`;
-        return multi ? `NOT ${member(v as Scalar)}` : `${c} IS NOT ${this.bind(field, v as Scalar)}`;
+        return multi ? `NOT ${member(v as Scalar)}` : `${c} IS NOT ${this.bind(field, op, v as Scalar, path)}`;
       case 'gt':
       case 'gte':
       case 'lt':
       case 'lte': {
         const sym = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[op];
-        return `${c} ${sym} ${this.bind(field, v as Scalar)}`;
+        return `${c} ${sym} ${this.bind(field, op, v as Scalar, path)}`;
       }
       case 'in':
       case 'nin': {
         // null in the list means "is null", as eq null does; nin is then exactly the
         // records in leaves out, so a null value is kept unless the list names null (as ne).
         const all = v as Scalar[];
-        const list = all.filter((x) => x !== null);
-        const orNull = list.length < all.length;
+        const binds: string[] = [];
+        all.forEach((x, i) => {
+          if (x !== null) binds.push(this.bind(field, op, x, [...path, i]));
+        });
+        const orNull = binds.length < all.length;
         // One IN list either way: an OR of n EXISTS would nest n deep, past SQLite's
         // expression depth of 1000 (engine/model/filter.ts caps lists at 1000 values).
         const anyOf =
-          list.length === 0
+          binds.length === 0
             ? '0'
             : multi
-              ? `EXISTS (SELECT 1 FROM json_each(${c}) WHERE value IN (${list.map((x) => this.bindRaw(x)).join(', ')}))`
-              : `${c} IN (${list.map((x) => this.bind(field, x)).join(', ')})`;
+              ? `EXISTS (SELECT 1 FROM json_each(${c}) WHERE value IN (${binds.join(', ')}))`
+              : `${c} IN (${binds.join(', ')})`;
         if (op === 'in') return orNull ? `(${anyOf} OR ${c} IS NULL)` : anyOf;
         return orNull ? `(${c} IS NOT NULL AND NOT ${anyOf})` : `(${c} IS NULL OR NOT ${anyOf})`;
       }
       case 'contains':
         if (multi) return member(v as string);
-        return `instr(lower(${c}), lower(${this.bindRaw(v as string)})) > 0`;
-      case 'startsWith':
-        return `substr(${c}, 1, length(${this.bindRaw(v as string)})) = ${this.bindRaw(v as string)}`;
+        return `instr(lower(${c}), lower(${this.bind(field, op, v as string, path)})) > 0`;
+      case 'startsWith': {
+        const prefix = this.bind(field, op, v as string, path);
+        // The same prefix again, for the comparison.
+        return `substr(${c}, 1, length(${prefix})) = ${this.param(this.params.at(-1)!)}`;
+      }
       case 'isNull':
         return v ? `${c} IS NULL` : `${c} IS NOT NULL`;
       default:
-        throw new Error(`unchecked filter operator ${op}`);
+        throw new Error(`unchecked filter operator ${op as string}`);
     }
-  }
-
-  private bindRaw(v: Scalar): string {
-    this.params.push(typeof v === 'boolean' ? (v ? 1 : 0) : v);
-    return '?';
   }
 }
 
-function badRequest(errors: FieldError[]): ServiceError {
-  return new ServiceError('SCHEMA_VALIDATION_FAILED', 'Validation failed', { errors });
+/**
+ * A refusal of the search body's content (not its shape, which the route schema checks):
+ * SCHEMA_VALIDATION_FAILED with a message that says what, as record validation does.
+ */
+function badRequest(errors: FieldError[], many: string, named = false): ServiceError {
+  const first = errors[0];
+  // An operand's message names its attribute already; a shape error's needs its place.
+  const one = first && (named ? first.message : `${first.path.join('.')}: ${first.message}`);
+  const message = errors.length === 1 && one ? one : `${errors.length} ${many}`;
+  return new ServiceError('SCHEMA_VALIDATION_FAILED', message, { errors });
 }
 
 /** A cursor is the last row's value of each sort key, id included. */
@@ -151,7 +172,7 @@ function decodeCursor(cursor: string, keys: number): SqlValue[] {
   } catch {
     // fall through
   }
-  throw badRequest([{ path: ['cursor'], message: 'is not a cursor from this search (send the same filter and sort as the page it came from)' }]);
+  throw badRequest([{ path: ['cursor'], message: 'is not a cursor from this search (send the same filter and sort as the page it came from)' }], '');
 }
 
 export function searchRecords(host: Host, o: StoredObject, input: SearchInput): SearchPage {
@@ -162,7 +183,7 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
   if (input.sort !== undefined) errors.push(...checkSort(input.sort, known));
   const limit = input.limit ?? DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) errors.push({ path: ['limit'], message: `must be an integer from 1 to ${MAX_LIMIT}` });
-  if (errors.length > 0) throw badRequest(errors);
+  if (errors.length > 0) throw badRequest(errors, 'search parameters are invalid');
 
   // The sort in the order given, then id (unique) so every order is total and a cursor names
   // one position. A list that names id already ends there: keys after it never decide.
@@ -172,7 +193,8 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
   const keys = sort.map((s) => ({ name: s.attribute, sql: fields.get(s.attribute)!.sql, desc: s.direction === 'desc' }));
 
   const compiler = new Compiler(fields);
-  const where = input.filter ? compiler.filter(input.filter) : '1';
+  const where = input.filter ? compiler.filter(input.filter, ['filter']) : '1';
+  if (compiler.errors.length > 0) throw badRequest(compiler.errors, 'filter values are invalid', true);
   const filterParams = [...compiler.params];
   const table = tableIdent(o.name);
 

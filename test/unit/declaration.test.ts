@@ -134,6 +134,18 @@ describe('validateDeclaration', () => {
     expect(errors(decl({ object: 'deal', filter: { stage: { in: ['a'] } }, sort: [{ attribute: 'created_at', direction: 'desc' }], columns: ['id', 'stage'] }))).toEqual([]);
   });
 
+  test("a view's filter operands follow the same rule as record search (engine/model/filter-operand.ts)", () => {
+    const decl = (filter: Record<string, unknown>) =>
+      validateDeclaration({
+        objects: { deal: { attributes: { at: { type: 'datetime' }, done: { type: 'boolean' }, tags: { type: 'multiselect', options: ['x'] }, amount: { type: 'number', min: 0 } } } },
+        views: { v: { object: 'deal', filter } },
+      });
+    expect(only(decl({ at: { gte: '2026-06-01' } }))).toMatchObject({ path: ['views', 'v', 'filter', 'at', 'gte'], message: expect.stringContaining('"at" must be an ISO 8601 datetime') });
+    expect(only(decl({ done: { gt: false } })).message).toBe('View "v": gt does not apply to "done" (boolean): use eq, ne, in, nin or isNull');
+    expect(only(decl({ tags: { contains: 'y' } })).path).toEqual(['views', 'v', 'filter', 'tags', 'contains']);
+    expect(errors(decl({ at: { gte: '2026-06-01T00:00:00+02:00' }, done: true, tags: 'x', amount: { lt: -1 } }))).toEqual([]);
+  });
+
   test('every problem is reported in one run', () => {
     const r = validateDeclaration({
       objects: { Bad: { attributes: { x: { type: 'nope' } } }, ok: { attributes: { y: { type: 'select' } } } },

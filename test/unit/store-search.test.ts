@@ -229,3 +229,140 @@ describe('store search: sort order as given', () => {
     }
   });
 });
+
+describe('store search: filter operands are checked against the attribute type', () => {
+  beforeEach(() => {
+    store.createObject(
+      {
+        name: 'event',
+        attributes: [
+          { name: 'title', type: 'text', minLength: 3 },
+          { name: 'at', type: 'datetime' },
+          { name: 'amount', type: 'number', min: 0 },
+          { name: 'count', type: 'integer' },
+          { name: 'closed', type: 'boolean' },
+          { name: 'stage', type: 'select', options: ['lead', 'won'] },
+          { name: 'tags', type: 'multiselect', options: ['a', 'b'] },
+          { name: 'mail', type: 'email' },
+          { name: 'meta', type: 'json' },
+        ],
+      },
+      { kind: 'runtime' },
+    );
+    store.bulkCreate(
+      'event',
+      [
+        { title: 'A00', at: '2026-06-01T00:00:00Z', amount: 10, count: 1, closed: true, stage: 'lead', tags: ['a'], mail: 'a@x.io', meta: [1, 'k'] },
+        { title: 'B00', at: '2026-06-01T02:00:00.500+02:00', amount: 20, count: 2, closed: false, stage: 'won', tags: ['b'], mail: 'n@x.io' },
+        { title: 'C00', at: '2026-05-31T23:59:59Z', amount: 0, count: 3 },
+      ],
+      actor,
+    );
+  });
+
+  const sort = [{ attribute: 'title' as const }];
+  const found = (filter: NonNullable<SearchInput['filter']>): string[] => store.search('event', { filter, sort }).records.map((r) => r.values['title'] as string);
+  function refusal(filter: NonNullable<SearchInput['filter']>): ServiceError {
+    try {
+      store.search('event', { filter });
+    } catch (err) {
+      if (err instanceof ServiceError) return err;
+      throw err;
+    }
+    throw new Error(`accepted ${JSON.stringify(filter)}`);
+  }
+
+  it('datetimes compare as the stored UTC form, whatever zone and precision the operand is written in', () => {
+    // A is stored as 2026-06-01T00:00:00.000Z, B as 2026-06-01T00:00:00.500Z.
+    expect(found({ at: '2026-06-01T00:00:00Z' })).toEqual(['A00']);
+    expect(found({ at: '2026-06-01T00:00:00.000Z' })).toEqual(['A00']);
+    expect(found({ at: '2026-06-01T02:00:00+02:00' })).toEqual(['A00']);
+    expect(found({ at: { in: ['2026-05-31T20:00:00.5-04:00'] } })).toEqual(['B00']);
+    expect(found({ at: { gt: '2026-06-01T00:00:00Z' } })).toEqual(['B00']);
+    expect(found({ at: { gte: '2026-06-01T00:00:00Z' } })).toEqual(['A00', 'B00']);
+    expect(found({ at: { lt: '2026-06-01T02:00:00+02:00' } })).toEqual(['C00']);
+    expect(found({ at: { lte: '2026-05-31T19:00:00.500-05:00' } })).toEqual(['A00', 'B00', 'C00']);
+    expect(refusal({ at: '2026-06-01' }).details.errors?.[0]?.message).toMatch(/"at" must be an ISO 8601 datetime/);
+  });
+
+  it('system datetimes too: created_at written with an offset finds its record', () => {
+    const all = store.search('event', { sort }).records;
+    const a = all[0]!;
+    const withOffset = new Date(Date.parse(a.createdAt) + 3_600_000).toISOString().replace('Z', '+01:00');
+    const same = all.filter((r) => r.createdAt === a.createdAt).map((r) => r.values['title']);
+    expect(same).toContain('A00');
+    expect(found({ created_at: withOffset })).toEqual(same);
+    expect(refusal({ version: 'one' }).details.errors?.[0]?.path).toEqual(['filter', 'version']);
+  });
+
+  it('refuses what a record write refuses: "true" for a boolean, "abc" and "5" for a number, a select typo naming the options', () => {
+    expect(found({ closed: true })).toEqual(['A00']);
+    const bool = refusal({ closed: 'true' });
+    expect(bool.code).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(bool.message).toBe('the filter on "closed" compares with "true", but "closed" must be true or false');
+    expect(bool.details.errors).toEqual([{ path: ['filter', 'closed'], message: bool.message }]);
+    expect(refusal({ amount: { lt: 'abc' } }).details.errors).toEqual([
+      { path: ['filter', 'amount', 'lt'], message: 'the filter on "amount" compares with "abc", but "amount" must be a number' },
+    ]);
+    expect(() => store.createRecord('event', { title: 'D00', amount: '5' }, actor)).toThrow(ServiceError);
+    expect(refusal({ amount: '5' }).details.errors?.[0]?.path).toEqual(['filter', 'amount']);
+    expect(refusal({ count: { gte: 1.5 } }).message).toMatch(/"count" must be an integer/);
+    const typo = refusal({ stage: { in: ['lead', 'wonn'] } });
+    expect(typo.details.errors).toEqual([{ path: ['filter', 'stage', 'in', 1], message: expect.stringContaining('must be one of "lead", "won"') }]);
+    expect(refusal({ tags: 'c' }).message).toMatch(/"tags" must be one of "a", "b"/);
+    expect(refusal({ mail: 'nobody' }).message).toMatch(/"mail" must be an email address/);
+  });
+
+  it("ignores the attribute's write constraints: a filter below min or shorter than minLength is fine", () => {
+    expect(found({ amount: { lt: -5 } })).toEqual([]);
+    expect(found({ amount: { gte: -5 } })).toEqual(['A00', 'B00', 'C00']);
+    expect(found({ title: { in: ['A00', 'x'] } })).toEqual(['A00']);
+  });
+
+  it('operators apply where they mean something: no order on booleans, selects or lists; text operators on text', () => {
+    expect(refusal({ closed: { gt: false } }).message).toBe('gt does not apply to "closed" (boolean): use eq, ne, in, nin or isNull');
+    expect(refusal({ stage: { lte: 'won' } }).details.errors?.[0]?.path).toEqual(['filter', 'stage', 'lte']);
+    expect(refusal({ meta: { gt: 1 } }).message).toMatch(/^gt does not apply to "meta"/);
+    expect(refusal({ amount: { contains: '1' } }).message).toMatch(/^contains does not apply to "amount" \(number\): contains applies to text attributes/);
+    expect(refusal({ tags: { startsWith: 'a' } }).message).toMatch(/^startsWith does not apply to "tags"/);
+    expect(refusal({ amount: { gt: null } }).message).toMatch(/use isNull/);
+    // Meaningful uses keep working: parts of text, of an email, of an option; list membership.
+    expect(found({ mail: { gte: 'm' } })).toEqual(['B00']);
+    expect(found({ mail: { contains: '@X.' } })).toEqual(['A00', 'B00']);
+    expect(found({ stage: { startsWith: 'wo' } })).toEqual(['B00']);
+    expect(found({ tags: { contains: 'b' } })).toEqual(['B00']);
+    expect(found({ tags: { nin: ['a', null] } })).toEqual(['B00']);
+    expect(found({ meta: 1 })).toEqual(['A00']);
+    expect(found({ meta: { in: ['k', true] } })).toEqual(['A00']);
+    expect(found({ closed: { in: [false, null] } })).toEqual(['B00', 'C00']);
+  });
+
+  it('reports every bad operand with its path, nested ones included', () => {
+    const err = refusal({
+      and: [{ amount: { lt: 'abc' } }, { not: { closed: 'true' } }],
+      or: [{ stage: { in: ['lead', 'wonn', 'lost'] } }, { at: { gt: 'yesterday' } }],
+      closed: { gt: true },
+    });
+    expect(err.message).toBe('6 filter values are invalid');
+    expect(err.details.errors?.map((e) => e.path)).toEqual([
+      ['filter', 'and', 0, 'amount', 'lt'],
+      ['filter', 'and', 1, 'not', 'closed'],
+      ['filter', 'or', 0, 'stage', 'in', 1],
+      ['filter', 'or', 0, 'stage', 'in', 2],
+      ['filter', 'or', 1, 'at', 'gt'],
+      ['filter', 'closed', 'gt'],
+    ]);
+  });
+
+  it('shape and cursor refusals say what is wrong rather than "Validation failed"', () => {
+    expect(refusal({ nope: 1 }).message).toBe('filter.nope: unknown attribute "nope"');
+    let cursorError: unknown;
+    try {
+      store.search('event', { cursor: 'garbage' });
+    } catch (err) {
+      cursorError = err;
+    }
+    expect(cursorError).toBeInstanceOf(ServiceError);
+    expect((cursorError as ServiceError).message).toMatch(/^cursor: is not a cursor from this search/);
+  });
+});

@@ -20,4 +20,5 @@ export const boolean: AttributeTypeDef = {
     if (typeof value === 'string') return WORDS[value.trim().toLowerCase()];
     return undefined;
   },
+  filter: { ordered: false, text: false },
 };

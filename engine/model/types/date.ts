@@ -36,4 +36,5 @@ export const date: AttributeTypeDef = {
     // Outside 0001..9999 toISOString writes "+010000-…", which sliced is no date.
     return isDate(day) ? day : undefined;
   },
+  filter: { ordered: true, text: false },
 };

@@ -46,4 +46,5 @@ export const datetime: AttributeTypeDef = {
     const v = normalise(s);
     return v === 'range' ? undefined : v;
   },
+  filter: { ordered: true, text: false },
 };

@@ -29,4 +29,5 @@ export const document: AttributeTypeDef = {
   fromColumn: idsFromColumn,
   widensTo: [],
   convertFrom: () => undefined,
+  filter: { ordered: false, text: false, operand: (value, spec) => parseIds(value, { ...spec, multiple: false }, 'document') },
 };

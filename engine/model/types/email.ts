@@ -21,4 +21,5 @@ export const email: AttributeTypeDef = {
     const s = stringify(value);
     return s !== undefined && isEmail(s) ? s : undefined;
   },
+  filter: { ordered: true, text: true },
 };

@@ -19,4 +19,5 @@ export const integer: AttributeTypeDef = {
     const n = toNumber(value);
     return n !== undefined && Number.isSafeInteger(n) ? n : undefined;
   },
+  filter: { ordered: true, text: false },
 };

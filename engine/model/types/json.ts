@@ -12,4 +12,7 @@ export const json: AttributeTypeDef = {
   fromColumn: (value) => (value === null ? null : JSON.parse(String(value))),
   widensTo: [],
   convertFrom: (value) => value,
+  // Any value matches when it, or one of its elements, equals the operand (json_each gives
+  // true/false as 1/0); its JSON text has no meaningful order.
+  filter: { ordered: false, text: false, operand: (value) => ok(typeof value === 'boolean' ? (value ? 1 : 0) : value) },
 };

@@ -1,4 +1,5 @@
 import { OPTIONS_FIELD, fail, ok, stringify } from './checks.js';
+import { select } from './select.js';
 import type { AttributeTypeDef } from './type-def.js';
 
 export const multiselect: AttributeTypeDef = {
@@ -25,4 +26,7 @@ export const multiselect: AttributeTypeDef = {
     const s = stringify(value);
     return s === undefined ? undefined : [s];
   },
+  // A list matches when one of its options is the operand: one option, checked (a typo
+  // would silently match nothing).
+  filter: { ordered: false, text: false, operand: (value, spec) => select.parse(value, spec) },
 };

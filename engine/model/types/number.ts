@@ -20,4 +20,5 @@ export const number: AttributeTypeDef = {
   fromColumn: (value) => (value === null ? null : Number(value)),
   widensTo: ['text', 'json'],
   convertFrom: toNumber,
+  filter: { ordered: true, text: false },
 };

@@ -51,6 +51,11 @@ export function parseValue(spec: AttributeSpec, value: unknown): Parsed {
   return TYPES[spec.type].parse(value, spec);
 }
 
+/** Whether the column holds a JSON list (or, for json, any JSON) rather than one value. */
+export function isMultiValued(spec: { type: AttributeType; multiple?: boolean }): boolean {
+  return spec.type === 'multiselect' || spec.type === 'json' || ((spec.type === 'relation' || spec.type === 'document') && spec.multiple === true);
+}
+
 /** Whether every value of `from` is a value of `to` without conversion loss. */
 export function isWidening(from: AttributeType, to: AttributeType): boolean {
   return from === to || TYPES[from].widensTo.includes(to);

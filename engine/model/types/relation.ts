@@ -17,4 +17,6 @@ export const relation: AttributeTypeDef = {
   fromColumn: idsFromColumn,
   widensTo: [],
   convertFrom: () => undefined,
+  // Ids are random: no order. With `multiple` the operand is one of the ids.
+  filter: { ordered: false, text: false, operand: (value, spec) => parseIds(value, { ...spec, multiple: false }, 'record') },
 };

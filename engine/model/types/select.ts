@@ -18,4 +18,7 @@ export const select: AttributeTypeDef = {
   widensTo: ['text', 'multiselect', 'json'],
   // Whether the converted value is one of the new options is checked by parse().
   convertFrom: (value) => (Array.isArray(value) ? (value.length === 1 ? value[0] : undefined) : stringify(value)),
+  // Option names sort alphabetically, not in the declared order: no gt…lte. A part of an
+  // option (startsWith "closed_") can mean something.
+  filter: { ordered: false, text: true },
 };

@@ -12,4 +12,5 @@ export const text: AttributeTypeDef = {
   fromColumn: (value) => value,
   widensTo: ['json'],
   convertFrom: stringify,
+  filter: { ordered: true, text: true },
 };

@@ -47,4 +47,23 @@ export interface AttributeTypeDef {
    * the converted value, or undefined when it cannot be converted.
    */
   convertFrom(value: unknown): unknown;
+  /** How search filters compare this type (contract.md §3); engine/model/filter-operand.ts applies it. */
+  filter: FilterRule;
+}
+
+/**
+ * A filter operand is parsed like a value (parse + toColumn) but without the attribute's
+ * write constraints: `{ amount: { lt: -5 } }` is a fine filter even with `min: 0`.
+ */
+export interface FilterRule {
+  /** gt/gte/lt/lte mean something: the stored column sorts as the values do. */
+  ordered: boolean;
+  /** contains/startsWith apply and, like gt…lte, take any string (a part of a value). */
+  text: boolean;
+  /**
+   * One operand → its column value, for types whose filters do not compare with a whole
+   * value: list types match when one element equals the operand (json_each), so the
+   * operand is one option or one id.
+   */
+  operand?: (value: string | number | boolean, spec: AttributeSpec) => Parsed;
 }

@@ -29,4 +29,5 @@ export const url: AttributeTypeDef = {
     const s = stringify(value);
     return s !== undefined && isUrl(s) ? s : undefined;
   },
+  filter: { ordered: true, text: true },
 };
