@@ -18,7 +18,7 @@ import type { Actor } from './types.js';
  *   Documents are owned by their slot: detaching one from the record's value, deleting the
  *   record, or dropping the attribute deletes the document row, and with the last document
  *   of a file the file row too (uploads to a slot create their file for it). Naming a
- *   document of another record in a record write moves it (see applyDocumentValue).
+ *   document of another record in a record write moves it (see applyDocumentValues).
  *
  * Every write here is one SQLite transaction (nested ones become savepoints of the
  * store's, so the store can call these inside its own record writes).
@@ -177,6 +177,20 @@ function assertMayChange(file: FileOut, actor: Actor, verb: 'rename' | 'delete')
   if (!privileged && file.uploadedBy !== actor.keyId) {
     throw new ServiceError('SCHEMA_ACCESS_DENIED', `Key ${actor.keyId} may not ${verb} file ${file.id}, uploaded by ${file.uploadedBy ?? 'unknown'}`);
   }
+}
+
+/** One document attribute of one record, with the value a record write gives it. */
+export interface DocumentSlot {
+  recordId: string;
+  spec: AttributeSpec;
+  value: unknown;
+  /** Where the value is in the request (`["records", 1, "values", "atts"]`), for errors. */
+  path: (string | number)[];
+}
+
+/** `records[1].values.atts` for an error message naming another place of the same request. */
+function pathText(path: readonly (string | number)[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }
 
 /** The ids of a document value as stored in a record (one id, a list, or nothing). */
@@ -365,17 +379,7 @@ export class FilesEngine {
 
   // ------------------------------------------------ hooks the record store calls
 
-  /**
-   * The store's `checkDocumentValues` hook, run inside its record-write transaction
-   * (contract.md §3: "Document values are document ids"; issue 5: record create/update
-   * accept existing document ids with the upload rules). Each id must name an existing
-   * document whose file passes the attribute's accepts and maxFileSize; at most one id
-   * unless `multiple`. A document lives in one slot (record × attribute): an id attached to
-   * another record moves here and leaves that record's value (that record is updated as
-   * `actor`, its version bumped). Documents this slot no longer names are deleted (no
-   * orphan rows). Existence/ownership problems come back as per-field errors so the store
-   * reports every bad attribute at once; DOCUMENT_* refusals throw with their own codes.
-   */
+  /** One slot's value in a record write; `applyDocumentValues` takes every slot of one write. */
   applyDocumentValue(
     object: string,
     recordId: string,
@@ -384,60 +388,91 @@ export class FilesEngine {
     path: (string | number)[] = [spec.name],
     actor?: Actor,
   ): FieldError[] {
-    const ids = documentIds(value);
-    if (!spec.multiple && ids.length > 1) {
-      throw new ServiceError('DOCUMENT_MULTIPLE_NOT_ALLOWED', `${object}.${spec.name} takes a single file`);
-    }
+    return this.applyDocumentValues(object, [{ recordId, spec, value, path }], actor);
+  }
+
+  /**
+   * The store's `checkDocumentValues` hook, run inside its record-write transaction once
+   * for the whole write (one record or a batch) after its rows are written (contract.md §3:
+   * "Document values are document ids"; issue 5: record create/update accept existing
+   * document ids with the upload rules). Each id must name an existing document whose file
+   * passes the attribute's accepts and maxFileSize; at most one id unless `multiple`.
+   *
+   * A document lives in one slot (record × attribute), so one id named by two slots of the
+   * write is refused at the later one: applied one after the other, the second slot would
+   * take the document from the first, leaving the first record's answered value wrong and
+   * — with the other record's value emptied behind the document's back — the next write to
+   * its slot deleting the document and its bytes.
+   *
+   * An id attached to another record moves here and leaves that record's value (that record
+   * is updated as `actor`, its version bumped) unless its value no longer names it (a record
+   * of this write that dropped it). Every move happens before any slot lets go of the
+   * documents it no longer names (deleted: no orphan rows), so a batch that empties C and
+   * gives C's document to B moves it in either item order. Existence/ownership problems
+   * come back as per-field errors so the store reports every bad attribute at once;
+   * DOCUMENT_* refusals throw with their own codes.
+   */
+  applyDocumentValues(object: string, slots: readonly DocumentSlot[], actor?: Actor): FieldError[] {
     const errors: FieldError[] = [];
-    const moves: DocumentRow[] = [];
+    const moves: { row: DocumentRow; recordId: string; attribute: string }[] = [];
+    const namedAt = new Map<string, (string | number)[]>();
     const get = this.db.prepare(
       'SELECT d.*, f.mime_type, f.size FROM _ss_documents d JOIN _ss_files f ON f.id = d.file_id WHERE d.id = ?',
     );
-    for (const id of ids) {
-      const row = get.get(id) as (DocumentRow & { mime_type: string; size: number }) | undefined;
-      if (!row) {
-        errors.push({ path, message: `document ${id} does not exist` });
-        continue;
+    const bind = this.db.prepare('UPDATE _ss_documents SET object = ?, record_id = ?, attribute = ? WHERE id = ?');
+    for (const { recordId, spec, value, path } of slots) {
+      const ids = documentIds(value);
+      if (!spec.multiple && ids.length > 1) {
+        throw new ServiceError('DOCUMENT_MULTIPLE_NOT_ALLOWED', `${object}.${spec.name} takes a single file`);
       }
-      const here = row.object === object && row.record_id === recordId;
-      if (here && row.attribute !== spec.name) {
-        errors.push({ path, message: `document ${id} is already attached to ${row.attribute} of this record` });
-        continue;
+      for (const id of ids) {
+        const first = namedAt.get(id);
+        if (first) {
+          errors.push({ path, message: `document ${id} is already named at ${pathText(first)}; a document belongs to one record's attribute` });
+          continue;
+        }
+        namedAt.set(id, path);
+        const row = get.get(id) as (DocumentRow & { mime_type: string; size: number }) | undefined;
+        if (!row) {
+          errors.push({ path, message: `document ${id} does not exist` });
+          continue;
+        }
+        const here = row.object === object && row.record_id === recordId;
+        if (here && row.attribute !== spec.name) {
+          errors.push({ path, message: `document ${id} is already attached to ${row.attribute} of this record` });
+          continue;
+        }
+        if (!mimeAccepted(row.mime_type, spec.accepts)) {
+          throw new ServiceError('DOCUMENT_MIME_NOT_ACCEPTED', `${object}.${spec.name} does not accept ${row.mime_type} (accepts ${spec.accepts?.join(', ')})`);
+        }
+        const max = spec.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
+        if (row.size > max) {
+          throw new ServiceError('DOCUMENT_FILE_TOO_LARGE', `${object}.${spec.name} accepts files up to ${sizeWords(max)}`);
+        }
+        if (!here) moves.push({ row, recordId, attribute: spec.name });
       }
-      if (!mimeAccepted(row.mime_type, spec.accepts)) {
-        throw new ServiceError('DOCUMENT_MIME_NOT_ACCEPTED', `${object}.${spec.name} does not accept ${row.mime_type} (accepts ${spec.accepts?.join(', ')})`);
-      }
-      const max = spec.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
-      if (row.size > max) {
-        throw new ServiceError('DOCUMENT_FILE_TOO_LARGE', `${object}.${spec.name} accepts files up to ${sizeWords(max)}`);
-      }
-      if (!here) moves.push(row);
     }
     if (errors.length > 0) return errors;
-    for (const row of moves) {
+    for (const { row, recordId, attribute } of moves) {
       // Rebind first, so the old record's own hook run (below) no longer counts it as its
       // document and so does not delete it.
-      this.db
-        .prepare('UPDATE _ss_documents SET object = ?, record_id = ?, attribute = ? WHERE id = ?')
-        .run(object, recordId, spec.name, row.id);
+      bind.run(object, recordId, attribute, row.id);
       const old = this.tryGetRecord(row.object, row.record_id);
-      if (old) {
+      const held = old ? documentIds(old.values[row.attribute]) : [];
+      if (old && held.includes(row.id)) {
         const oldSpec = this.documentAttribute(row.object, row.attribute);
-        const rest = documentIds(old.values[row.attribute]).filter((d) => d !== row.id);
+        const rest = held.filter((d) => d !== row.id);
         // Part of the caller's write; the store keeps no author for updates, so without an
         // actor the move is attributed to the system.
         this.records.updateRecord(row.object, row.record_id, { [row.attribute]: oldSpec.multiple ? rest : (rest[0] ?? null) }, '*', actor ?? SYSTEM_ACTOR);
       }
     }
-    const keep = new Set(ids);
-    const detached = (
-      this.db.prepare('SELECT id FROM _ss_documents WHERE object = ? AND record_id = ? AND attribute = ?').all(object, recordId, spec.name) as {
-        id: string;
-      }[]
-    )
-      .map((r) => r.id)
-      .filter((id) => !keep.has(id));
-    this.deleteDocumentRows(detached);
+    const inSlot = this.db.prepare('SELECT id FROM _ss_documents WHERE object = ? AND record_id = ? AND attribute = ?');
+    for (const { recordId, spec, value } of slots) {
+      const keep = new Set(documentIds(value));
+      const rows = inSlot.all(object, recordId, spec.name) as { id: string }[];
+      this.deleteDocumentRows(rows.map((r) => r.id).filter((id) => !keep.has(id)));
+    }
     return [];
   }
 
@@ -571,6 +606,7 @@ export type FilesApi = Pick<
   | 'deleteDocument'
   | 'uploadDocument'
   | 'applyDocumentValue'
+  | 'applyDocumentValues'
   | 'deleteRecordDocuments'
   | 'deleteSchemaDocuments'
   | 'renameSchemaSlot'

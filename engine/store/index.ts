@@ -17,7 +17,7 @@ import { SYSTEM_SPECS, isMultiValued, loadObjects, loadViews, specJson, specOfSt
 import { openDatabase, now, type Db } from './db.js';
 import { addColumn, createRecordTable, dropColumn, dropRecordTable, rebuildColumn, renameColumn, syncIndex } from './ddl.js';
 import { sqlFacts, violations } from './facts.js';
-import { FilesEngine } from './files.js';
+import { FilesEngine, type DocumentSlot } from './files.js';
 import { Idempotency } from './idempotency.js';
 import { Keys } from './keys.js';
 import { pushSource } from './push.js';
@@ -524,15 +524,21 @@ export class SqliteStore implements Store {
     return errors;
   }
 
-  /** The files engineer's hook (issue 5): document ids must be this slot's documents. */
-  private checkDocumentValues(o: StoredObject, id: string, parsed: ParsedRow, path: (string | number)[]): FieldError[] {
+  /**
+   * The files engineer's hook (issue 5): document ids must be this slot's documents. Every
+   * document slot of the write goes in one call, so the files engine judges the write as a
+   * whole (one document named by two items is refused, not moved from one to the other).
+   */
+  private checkDocumentValues(o: StoredObject, rows: readonly { id: string; parsed: ParsedRow; path: (string | number)[] }[]): FieldError[] {
     if (!this.files || !o.attributes.some((a) => a.type === 'document')) return [];
-    const errors: FieldError[] = [];
-    for (const spec of userAttributes(o)) {
-      if (spec.type !== 'document' || !Object.hasOwn(parsed.values, spec.name)) continue;
-      errors.push(...this.files.applyDocumentValue(o.name, id, spec, parsed.values[spec.name], [...path, spec.name]));
+    const slots: DocumentSlot[] = [];
+    const specs = userAttributes(o).filter((a) => a.type === 'document');
+    for (const r of rows) {
+      for (const spec of specs) {
+        if (Object.hasOwn(r.parsed.values, spec.name)) slots.push({ recordId: r.id, spec, value: r.parsed.values[spec.name], path: [...r.path, spec.name] });
+      }
     }
-    return errors;
+    return slots.length > 0 ? this.files.applyDocumentValues(o.name, slots) : [];
   }
 
   private insertStatement(o: StoredObject): { stmt: Statement; names: string[] } {
@@ -598,11 +604,13 @@ export class SqliteStore implements Store {
         }
         // Most objects have no document attribute: no 10,000 empty lists to build and merge.
         if (this.files && o.attributes.some((a) => a.type === 'document')) {
-          const docErrors = rows().flatMap((r) => this.checkDocumentValues(o, r.id, r.parsed, r.path));
+          const docErrors = this.checkDocumentValues(o, rows());
           if (docErrors.length > 0) throw validationFailed(docErrors);
         }
         // A create sets every attribute (sent, default or null) in attribute order
-        // (parseRecordBody), so the parsed values are the record's values, not copied.
+        // (parseRecordBody), so the parsed values are the record's values, not copied. The
+        // document hook cannot change them afterwards: a document is taken from a record only
+        // when another slot names it, and one id named twice in the batch is refused.
         const out = new Array<RecordOut>(n);
         for (let r = 0; r < n; r++) out[r] = { id: ids[r]!, object: o.name, version: 1, createdAt: t, updatedAt: t, values: parsed[r]!.values };
         return out;
@@ -690,7 +698,7 @@ export class SqliteStore implements Store {
           throw validationFailed(unique.map((n) => ({ path: [...r.path, ...(bulk ? ['values'] : []), n], message: `${n} must be unique: another record holds this value while the batch applies` })));
         }
       });
-      const docErrors = rows.flatMap((r) => this.checkDocumentValues(o, r.id, r.parsed, valuePath(r)));
+      const docErrors = this.checkDocumentValues(o, rows.map((r) => ({ ...r, path: valuePath(r) })));
       if (docErrors.length > 0) throw validationFailed(docErrors);
       for (const r of rows) out.push(this.toRecord(o, this.requireRow(o, r.id)));
       return out;
