@@ -5,11 +5,14 @@
 export class CliError extends Error {
   readonly exitCode: number;
   readonly hint: string | undefined;
-  constructor(message: string, options: { exitCode?: number; hint?: string } = {}) {
+  /** Declaration diagnostics behind the failure, for the `--json` failure document. */
+  readonly diagnostics: readonly unknown[] | undefined;
+  constructor(message: string, options: { exitCode?: number; hint?: string; diagnostics?: readonly unknown[] } = {}) {
     super(message);
     this.name = 'CliError';
     this.exitCode = options.exitCode ?? 1;
     this.hint = options.hint;
+    this.diagnostics = options.diagnostics;
   }
 }
 

@@ -24,7 +24,12 @@ const program = new Command('schemasync')
   .showHelpAfterError('(run with --help for usage)')
   .configureHelp({ sortSubcommands: false });
 
-function action(load: Loader) {
+/**
+ * `failure`: set for the commands with `--json` output; with --json their failures print
+ * one JSON document on stdout too (these fields plus `error`), so a script reading stdout
+ * always gets a document. sync's says `applied: false`, as its refusals do.
+ */
+function action(load: Loader, failure?: Record<string, unknown>) {
   return async (...params: unknown[]): Promise<void> => {
     const command = params[params.length - 1] as Command;
     const args = command.args;
@@ -43,7 +48,9 @@ function action(load: Loader) {
       const mod = await load();
       code = await mod.run(ctx);
     } catch (err) {
-      code = report(err);
+      // `--format json` is the same request as --json on the commands that have it
+      const json = global.json === true || (command.opts() as { format?: string }).format === 'json';
+      code = report(err, json ? failure : undefined);
     }
     process.exit(code);
   };
@@ -57,9 +64,21 @@ function notYet(name: string): Loader {
   });
 }
 
-/** One line to stderr and an exit code, for every way a command can fail. */
-function report(err: unknown): number {
-  const e = err as { name?: string; status?: number; code?: string; message?: string; hint?: string; exitCode?: number };
+/**
+ * One line to stderr and an exit code, for every way a command can fail; with `json`, also
+ * the failure document on stdout: `error` is `{ status, code, message }` as in sync's
+ * refusals, plus the hint, and the service's field errors or the declaration diagnostics.
+ */
+function report(err: unknown, json?: Record<string, unknown>): number {
+  const e = err as { name?: string; status?: number; code?: string; message?: string; hint?: string; exitCode?: number; details?: unknown };
+  if (json) {
+    const error: Record<string, unknown> = typeof e?.status === 'number' ? { status: e.status, ...(e.code !== undefined ? { code: e.code } : {}) } : {};
+    error['message'] = err instanceof Error ? err.message : String(err);
+    if (e?.hint) error['hint'] = e.hint;
+    if (err instanceof CliError && err.diagnostics) error['diagnostics'] = err.diagnostics;
+    else if (e?.details !== undefined) error['details'] = e.details;
+    process.stdout.write(`${JSON.stringify({ ...json, error }, null, 2)}\n`);
+  }
   if (err instanceof CliError) {
     process.stderr.write(`Error: ${err.message}\n${err.hint ? `  ${err.hint}\n` : ''}`);
     return err.exitCode;
@@ -90,7 +109,7 @@ program
   .command('validate')
   .description('check the declaration files offline; exit 1 on any error')
   .addOption(formatOption())
-  .action(action(() => import('./commands/validate.js')));
+  .action(action(() => import('./commands/validate.js'), {}));
 
 program
   .command('plan')
@@ -99,7 +118,7 @@ program
   .addOption(formatOption())
   .option('--detailed-exitcode', 'exit 0 when nothing to do, 2 when changes are pending, 1 on error or conflict')
   .option('--out <file>', 'save the plan and the source version it was made against')
-  .action(action(() => import('./commands/plan.js')));
+  .action(action(() => import('./commands/plan.js'), {}));
 
 program
   .command('sync')
@@ -109,7 +128,7 @@ program
   .option('--plan <file>', 'apply a saved plan, only if the source is unchanged since')
   .option('--data <dir>', "a local server's data folder: take its key from <dir>/credentials.json")
   .addOption(formatOption())
-  .action(action(() => import('./commands/sync.js')));
+  .action(action(() => import('./commands/sync.js'), { applied: false }));
 
 program
   .command('watch')
@@ -124,7 +143,7 @@ program
   .option('--runtime', 'pull runtime objects instead of the source')
   .option('--out <dir>', 'folder to write into (default: the schema folder)')
   .option('--force', 'write even if the folder already holds declaration files (same-named files are overwritten)')
-  .action(action(() => import('./commands/pull.js')));
+  .action(action(() => import('./commands/pull.js'), {}));
 
 const serveOptions = (cmd: Command): Command =>
   cmd
@@ -156,7 +175,7 @@ program
   .argument('[rest...]', 'the key name (create) or id (revoke)')
   .option('--role <role>', 'role of a new key: owner, admin, member, viewer or a custom role', 'member')
   .option('--scopes <list>', 'comma-separated scopes limiting a new key (records:read,records:write,…)')
-  .action(action(() => import('./commands/keys.js')));
+  .action(action(() => import('./commands/keys.js'), {}));
 
 for (const [name, what] of [
   ['roles', 'roles: create|list|update|delete'],
@@ -181,7 +200,7 @@ program
   .option('--type <mime>', 'content type (default: guessed from the extension)')
   .option('--out <file>', 'download: write here (default: the stored name in the current folder; - for stdout)')
   .option('--force', 'download: overwrite an existing file')
-  .action(action(() => import('./commands/files.js')));
+  .action(action(() => import('./commands/files.js'), {}));
 
 program
   .command('mcp')

@@ -8,7 +8,7 @@ import type { Plan } from '../../engine/plan/types.js';
 import type { CommandContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { configPathOf } from '../instance.js';
-import { renderGithub, renderText, type RenderDiagnostic } from '../render/diagnostics.js';
+import { renderGithub, renderText, summaryOf, type RenderDiagnostic } from '../render/diagnostics.js';
 import type { Location } from '../render/plan.js';
 
 /**
@@ -36,8 +36,8 @@ export function loadOrFail(ctx: CommandContext<{ format?: string }>): LoadedProj
   }));
   if (!result.declaration || !result.config || list.some((d) => d.severity === 'error')) {
     if (ctx.options.format === 'github') ctx.stdout.write(renderGithub(list));
-    else ctx.stderr.write(renderText(list, { files: result.files.length, objects: 0, views: 0 }, ctx.colors));
-    throw new CliError('The declaration has errors; nothing was sent to the instance.', { hint: 'Fix them (see above) and run again.' });
+    else ctx.stderr.write(renderText(list, summaryOf(result.files), ctx.colors));
+    throw new CliError('The declaration has errors; nothing was sent to the instance.', { hint: 'Fix them (see above) and run again.', diagnostics: list });
   }
   return { source: result.config.source, declaration: result.declaration, result };
 }

@@ -75,9 +75,11 @@ export const run: CommandRun<PlanOptions> = async (ctx) => {
   else ctx.stdout.write(renderPlanText(plan, ctx.colors, client.baseUrl));
 
   if (ctx.options.diff && format !== 'json') {
-    const stored = await storedDeclaration(client, project.source);
-    const patch = createTwoFilesPatch(`stored (${project.source} v${plan.baseVersion})`, 'declared', forDiff(stored), forDiff(project.declaration));
-    ctx.stdout.write(`\n${colorPatch(patch, ctx.colors)}`);
+    const [before, after] = [forDiff(await storedDeclaration(client, project.source)), forDiff(project.declaration)];
+    // Steps can come from the instance alone (a runtime attribute, data) while the texts
+    // agree: a patch would then be a bare header, which reads like a broken diff.
+    if (before === after) ctx.stdout.write(`\nNo differences between the stored and the declared YAML (${project.source} v${plan.baseVersion}).\n`);
+    else ctx.stdout.write(`\n${colorPatch(createTwoFilesPatch(`stored (${project.source} v${plan.baseVersion})`, 'declared', before, after), ctx.colors)}`);
   }
   if (ctx.options.out && format === 'text') ctx.stdout.write(`Saved the plan to ${ctx.options.out}; apply it with: schemasync sync --plan ${ctx.options.out}\n`);
   return exitCodeFor(plan, ctx.options.detailedExitcode === true);

@@ -3,11 +3,11 @@ import { resolve } from 'node:path';
 import { uncoveredDestructive } from '../../engine/plan/policy.js';
 import { refusal } from '../../engine/plan/refusal.js';
 import { ServiceRequestError } from '../../engine/sdk/index.js';
-import type { Plan } from '../../engine/plan/types.js';
+import type { Plan, Step } from '../../engine/plan/types.js';
 import type { CommandRun } from '../context.js';
 import { CliError, formatServiceErrorLine } from '../errors.js';
 import { clientFor, sameUrl } from '../instance.js';
-import { renderPlanJson, renderPlanText } from '../render/plan.js';
+import { changeList, renderPlanJson, renderPlanText } from '../render/plan.js';
 import { loadOrFail, parseAllow, readSavedPlan } from './plan-support.js';
 
 interface SyncOptions {
@@ -33,7 +33,7 @@ export const run: CommandRun<SyncOptions> = async (ctx) => {
   let declaration = project.declaration;
   let source = project.source;
   let savedVersion: number | undefined;
-  let savedSteps: string | undefined;
+  let savedPlan: Plan | undefined;
   if (ctx.options.plan) {
     const saved = readSavedPlan(resolve(ctx.cwd, ctx.options.plan));
     // A plan reviewed against staging must not be applied to production because the two
@@ -43,7 +43,7 @@ export const run: CommandRun<SyncOptions> = async (ctx) => {
         hint: 'Run `schemasync plan --out <file>` against this instance and review that plan.',
       });
     }
-    savedSteps = stepKeys(saved.plan);
+    savedPlan = saved.plan;
     declaration = saved.declaration;
     source = saved.source;
     savedVersion = saved.baseVersion;
@@ -56,10 +56,11 @@ export const run: CommandRun<SyncOptions> = async (ctx) => {
       hint: 'Run `schemasync plan --out <file>` again and review the new plan.',
     });
   }
-  // Same source version, yet runtime schema edits can change what the push would do:
-  // apply only the steps the reviewer saw.
-  if (savedSteps !== undefined && savedSteps !== stepKeys(plan)) {
-    throw new CliError(`The instance changed since the plan was saved: the push would now do other steps than the saved plan shows; nothing was applied.`, {
+  // Same source version, yet runtime schema edits and records written since can change
+  // what the push would do: apply only what the reviewer saw.
+  const drift = savedPlan !== undefined ? planDrift(savedPlan, plan) : undefined;
+  if (drift !== undefined) {
+    throw new CliError(`The instance changed since the plan was saved: ${drift}; nothing was applied.`, {
       hint: 'Run `schemasync plan --out <file>` again and review the new plan.',
     });
   }
@@ -72,7 +73,8 @@ export const run: CommandRun<SyncOptions> = async (ctx) => {
     if (refused.code === 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED') {
       // only what the flag leaves uncovered; the fix below names the whole list to pass
       for (const s of uncoveredDestructive(plan, allow)) {
-        const ids = s.sampleIds && s.sampleIds.length > 0 ? `, e.g. ${s.sampleIds.join(', ')}` : '';
+        // the planner's reason already names the sample ids (engine/plan/messages.ts): add them only without one
+        const ids = s.reason === undefined && s.sampleIds && s.sampleIds.length > 0 ? `, e.g. ${s.sampleIds.join(', ')}` : '';
         ctx.stderr.write(`  - ${s.target}: ${s.reason ?? s.action} (${s.affected ?? 0} affected${ids})\n`);
       }
     }
@@ -131,7 +133,32 @@ async function confirm(question: string, out: NodeJS.WritableStream): Promise<bo
   }
 }
 
-/** What a plan does, in a comparable form (counts such as `affected` may move; steps may not). */
-function stepKeys(plan: Plan): string {
-  return plan.steps.map((s) => `${s.action} ${s.target}`).join('\n');
+/**
+ * How `now` differs from the saved plan, in words, or undefined when it does what the
+ * reviewer saw: the same steps in the same order, each with the same field changes and
+ * the same consequences for stored data (destructive or not, values lost or touched,
+ * empty values backfilled). Sample ids are examples, not consequences, so they may move.
+ */
+function planDrift(saved: Plan, now: Plan): string | undefined {
+  const key = (s: Step) => `${s.action} ${s.target}`;
+  if (saved.steps.length !== now.steps.length || saved.steps.some((s, i) => key(s) !== key(now.steps[i]!))) {
+    return 'the push would now do other steps than the saved plan shows';
+  }
+  for (const [i, was] of saved.steps.entries()) {
+    const is = now.steps[i]!;
+    const seen = (s: Step) => ({
+      destructive: s.destructive,
+      affected: s.affected ?? 0,
+      backfill: (s.action === 'change_attribute' ? s.backfill : undefined) ?? 0,
+      changes: 'changes' in s ? changeList(s.changes) : '',
+    });
+    const [a, b] = [seen(was), seen(is)];
+    const moved = (Object.keys(a) as (keyof typeof a)[]).filter((f) => a[f] !== b[f]);
+    if (moved.length > 0) {
+      return `${is.target} would now do something else than the saved plan shows (${moved.map((f) => `${f} ${show(a[f])} → ${show(b[f])}`).join(', ')})`;
+    }
+  }
+  return undefined;
 }
+
+const show = (v: unknown): string => (v === '' ? '(none)' : String(v));

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { startParseWorker } from '../../engine/declaration/parse-pool.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
-import { renderGithub, renderJson, renderText, type RenderDiagnostic } from '../render/diagnostics.js';
+import { renderGithub, renderJson, renderText, summaryOf, type RenderDiagnostic } from '../render/diagnostics.js';
 
 interface ValidateOptions {
   format?: 'text' | 'json' | 'github';
@@ -40,11 +40,7 @@ export const run: CommandRun<ValidateOptions> = async (ctx) => {
     if (d.fix !== undefined) r.fix = d.fix;
     return r;
   });
-  const summary = {
-    files: result.files.length,
-    objects: result.files.reduce((n, f) => n + f.objects.length, 0),
-    views: result.files.reduce((n, f) => n + f.views.length, 0),
-  };
+  const summary = summaryOf(result.files);
   const format = ctx.global.json ? 'json' : (ctx.options.format ?? 'text');
   if (format === 'json') ctx.stdout.write(renderJson(list, summary));
   else if (format === 'github') ctx.stdout.write(renderGithub(list));

@@ -24,7 +24,16 @@ export interface Summary {
   views: number;
 }
 
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+/** What was read, counted from the files loaded, whether or not they hold errors. */
+export function summaryOf(files: readonly { objects: readonly string[]; views: readonly string[] }[]): Summary {
+  return {
+    files: files.length,
+    objects: files.reduce((n, f) => n + f.objects.length, 0),
+    views: files.reduce((n, f) => n + f.views.length, 0),
+  };
+}
+
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export function withSuggestion(d: { message: string; suggestion?: string }): string {
   return d.suggestion ? `${d.message} (did you mean "${d.suggestion}"?)` : d.message;

@@ -2,6 +2,7 @@ import type { AttributeSpec } from '../../engine/model/attribute.js';
 import { uncoveredDestructive } from '../../engine/plan/policy.js';
 import type { AllowDestructive, Conflict, FieldChange, Plan, Step, StepAction } from '../../engine/plan/types.js';
 import type { Colors } from '../context.js';
+import { plural } from './diagnostics.js';
 
 /**
  * Rendering a plan (contract.md §4): `+` create, `~` change (old → new), `-` drop,
@@ -37,11 +38,11 @@ export function describeSpec(spec: Omit<AttributeSpec, 'name'>): string {
   return parts.join(' ');
 }
 
-const changeList = (changes: FieldChange[]): string =>
+export const changeList = (changes: FieldChange[]): string =>
   changes.map((c) => (c.field === 'required' || c.field === 'unique' ? `${c.field} ${Boolean(c.from)} → ${Boolean(c.to)}` : `${c.field} ${show(c.from)} → ${show(c.to)}`)).join(', ');
 
 const TEXT: { [A in StepAction]: (s: Extract<Step, { action: A }>) => string } = {
-  create_object: (s) => `object ${s.object} (${Object.keys(s.decl.attributes).length} attributes)`,
+  create_object: (s) => `object ${s.object} (${plural(Object.keys(s.decl.attributes).length, 'attribute')})`,
   add_attribute: (s) => `${s.target}: ${describeSpec(s.spec)}`,
   create_view: (s) => `${s.target} on ${s.decl.object}`,
   rename_object: (s) => `object ${s.from} → ${s.to}`,
