@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { ServiceError, type FieldError } from '../errors.js';
 import { DEFAULT_MAX_FILE_SIZE, type AttributeSpec } from '../model/attribute.js';
+import { cleanFileName, fileNameProblem, titleProblem } from '../model/file-names.js';
 import type { DocumentOut, FileOut, RecordOut, StoredObject } from '../model/stored.js';
 import type { BlobStore } from './blobs.js';
 import type { Actor } from './types.js';
@@ -136,16 +137,12 @@ export function mimeAccepted(mime: string, accepts: readonly string[] | undefine
   });
 }
 
-/**
- * A file name is metadata only (issue 5): keep the last path segment the client sent, drop
- * control characters, cap the length. It is shown and used for downloads, never joined to
- * a path.
- */
-export function cleanFileName(name: string | undefined): string {
-  // eslint-disable-next-line no-control-regex
-  const base = (name ?? '').split(/[\\/]/).pop()!.replace(/[\u0000-\u001f\u007f]/g, '').trim();
-  const cut = base.length > 255 ? base.slice(0, 255) : base;
-  return cut === '' || cut === '.' || cut === '..' ? 'file' : cut;
+/** The name rule lives in the model (one definition for routes and store); re-exported for callers of the store. */
+export { cleanFileName };
+
+/** A name or title refused: 400 naming the field (service-interface.md Errors rule 2). */
+function invalidField(field: string, problem: string): ServiceError {
+  return new ServiceError('SCHEMA_VALIDATION_FAILED', problem, { errors: [{ path: [field], message: problem }] });
 }
 
 function fileNotFound(id: string): ServiceError {
@@ -162,6 +159,12 @@ function sizeWords(bytes: number): string {
     if (bytes >= n && bytes % n === 0) return `${bytes / n}${unit}`;
   }
   return `${bytes} bytes`;
+}
+
+/** An upload's `title` field obeys PATCH /documents' rule; refused before anything is kept. */
+function checkTitle(title: string | undefined): void {
+  const problem = title === undefined ? null : titleProblem(title);
+  if (problem) throw invalidField('title', problem);
 }
 
 function nonBlank(s: string | undefined): string | undefined {
@@ -267,8 +270,13 @@ export class FilesEngine {
     return { file, stream: this.blobs.open(file.sha256) };
   }
 
-  /** PUT /files/:id: the same ownership rule as delete (a member renames only their own uploads). */
+  /**
+   * PUT /files/:id: the same ownership rule as delete (a member renames only their own
+   * uploads). A name sent on purpose is refused, not cleaned, when it breaks the name rule.
+   */
   renameFile(id: string, name: string, actor: Actor): FileOut {
+    const problem = fileNameProblem(name);
+    if (problem) throw invalidField('name', problem);
     return this.db.transaction(() => {
       assertMayChange(this.getFile(id), actor, 'rename');
       this.db.prepare('UPDATE _ss_files SET name = ? WHERE id = ?').run(cleanFileName(name), id);
@@ -308,6 +316,8 @@ export class FilesEngine {
   }
 
   renameDocument(id: string, title: string): DocumentOut {
+    const problem = titleProblem(title);
+    if (problem) throw invalidField('title', problem);
     return this.db.transaction(() => {
       this.getDocument(id);
       this.db.prepare('UPDATE _ss_documents SET title = ? WHERE id = ?').run(title, id);
@@ -344,6 +354,7 @@ export class FilesEngine {
     input: UploadInput & { title?: string | undefined },
     actor: Actor,
   ): Promise<DocumentOut> {
+    checkTitle(input.title);
     const spec = this.checkSlot(target, input.mimeType);
     const max = spec.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
     const written = await this.writeBytes(input.stream, {
@@ -353,6 +364,7 @@ export class FilesEngine {
     });
     try {
       const late = await input.untilBodyEnds?.();
+      checkTitle(late?.title);
       const doc = this.db.transaction(() => {
         // Re-checked inside the transaction: another upload may have filled the slot meanwhile.
         this.checkSlot(target, input.mimeType);

@@ -4,7 +4,7 @@ import { ServiceError } from '../../errors.js';
 import type { DocumentOut, FileOut, FilesApi } from '../../store/files.js';
 import type { Store } from '../../store/types.js';
 import { actorOf, type RouteDeps } from '../context.js';
-import { ok } from '../envelope.js';
+import { RequestValidationError, ok } from '../envelope.js';
 import { requirePermission } from '../permissions.js';
 import * as s from '../schemas/files.js';
 
@@ -134,27 +134,37 @@ async function readMultipart<T>(
     });
   }
   const parts = request.parts()[Symbol.asyncIterator]();
+  /** The first failure the multipart parser reported: the body could not be read. */
+  let parseFailure: { err: unknown } | undefined;
+  const pull = async () => {
+    try {
+      return await parts.next();
+    } catch (err) {
+      parseFailure ??= { err };
+      throw err;
+    }
+  };
   let title: string | undefined;
   let lateTitle: string | undefined;
-  let sawFile = false;
+  let file: FilePart | undefined;
   let done: { result: T } | undefined;
   /** One part after another until the body ends; returns the file part when it comes. */
   const next = async (): Promise<FilePart | undefined> => {
-    for (let n = await parts.next(); n.done !== true; n = await parts.next()) {
+    for (let n = await pull(); n.done !== true; n = await pull()) {
       const part = n.value;
       if (part.type === 'field') {
         if (part.fieldname === 'title' && typeof part.value === 'string') {
-          if (sawFile) lateTitle = part.value;
+          if (file) lateTitle = part.value;
           else title = part.value;
         }
         continue;
       }
-      if (part.fieldname !== 'file' || sawFile) {
+      if (part.fieldname !== 'file' || file) {
         part.file.resume(); // not ours: drain it
         continue;
       }
-      sawFile = true;
-      return part as unknown as FilePart;
+      file = part as unknown as FilePart;
+      return file;
     }
     return undefined;
   };
@@ -163,15 +173,23 @@ async function readMultipart<T>(
     return { title: lateTitle };
   };
   try {
-    const file = await next();
-    if (file) {
-      done = { result: await consume(file, title, untilBodyEnds) };
+    const first = await next();
+    if (first) {
+      done = { result: await consume(first, title, untilBodyEnds) };
       // The store awaited untilBodyEnds before committing; this only confirms the end.
       await next();
     }
   } catch (err) {
+    // A file stream that broke off mid-part fails the store's write with the stream's
+    // error, not the parser's. Whether the body was at fault only the parser can say: it
+    // reports its failure next, or ends quietly when the write failed on our side (a
+    // full disk stays a 500). Asked only then, since a parser still reading a healthy
+    // body would wait for the client.
+    if (!parseFailure && !(err instanceof ServiceError) && file && !file.file.readableEnded) {
+      await pull().catch(() => undefined);
+    }
     discardRest(request);
-    throw multipartError(err);
+    throw multipartError(err, parseFailure);
   }
   if (!done) {
     throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'The multipart body has no file field', {
@@ -189,18 +207,24 @@ function discardRest(request: FastifyRequest): void {
   raw.resume();
 }
 
-/** busboy's own limit errors, said in the envelope's terms. */
-function multipartError(err: unknown): unknown {
-  const code = (err as { code?: string }).code;
+/**
+ * In the envelope's terms: busboy's part limits are the route's one-file rule; any other
+ * failure of the parser (no boundary, no closing delimiter, a malformed part header, a
+ * `__proto__` field name…) means the body could not be parsed, 400 Validation failed
+ * (service-interface.md Errors rule 1) — never a 5xx a client would retry. A refusal of
+ * the store keeps its code; anything else is ours and stays a masked 500.
+ */
+function multipartError(err: unknown, parseFailure: { err: unknown } | undefined): unknown {
+  if (err instanceof ServiceError) return err;
+  const cause = (parseFailure?.err ?? err) as { code?: string; message?: string };
+  const code = cause.code;
   if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') {
     return new ServiceError('SCHEMA_VALIDATION_FAILED', 'Too many parts: send one file field (and optionally title)', {
       errors: [{ path: ['file'], message: 'one file per request' }],
     });
   }
-  if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' || code === 'FST_PROTO_VIOLATION') {
-    return new ServiceError('SCHEMA_VALIDATION_FAILED', 'The multipart body could not be read', {
-      errors: [{ path: ['file'], message: String((err as Error).message) }],
-    });
+  if (parseFailure || code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' || code === 'FST_PROTO_VIOLATION') {
+    return new RequestValidationError([{ path: [], message: `the multipart body could not be read: ${String(cause.message)}` }]);
   }
   return err;
 }

@@ -1,3 +1,4 @@
+import { MAX_DOCUMENT_TITLE_LENGTH, MAX_FILE_NAME_LENGTH } from '../../model/file-names.js';
 import { deletedIdSchema, idParam, lookupParams, responses, securityRequired } from './common.js';
 
 /**
@@ -39,7 +40,9 @@ const documentId = idParam('id', 'the document id');
 export const uploadFileSchema = {
   tags: ['files'], security: securityRequired,
   summary: 'Upload a file (multipart/form-data, field `file`)',
-  description: 'Streamed to disk while hashing; never held in memory. Over the server limit → 413 PAYLOAD_TOO_LARGE, nothing kept.',
+  description:
+    'Streamed to disk while hashing; never held in memory. Over the server limit → 413 PAYLOAD_TOO_LARGE, nothing kept. ' +
+    `The client's file name is kept as metadata: its last path segment, control characters dropped, cut to ${MAX_FILE_NAME_LENGTH} characters keeping the extension.`,
   consumes: ['multipart/form-data'],
   response: responses(201, fileOut),
 };
@@ -63,7 +66,7 @@ export const renameFileSchema = {
     type: 'object',
     required: ['name'],
     additionalProperties: false,
-    properties: { name: { type: 'string', minLength: 1, maxLength: 255 } },
+    properties: { name: { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH, description: 'no control characters; the last path segment is kept' } },
   },
   response: responses(200, fileOut),
 };
@@ -79,6 +82,7 @@ export const uploadDocumentSchema = {
   tags: ['documents'], security: securityRequired,
   summary: 'Upload a file and attach it to a document attribute (multipart: `file`, optional `title`)',
   description:
+    `The title obeys PATCH /documents' limit (${MAX_DOCUMENT_TITLE_LENGTH} characters, 400 beyond). ` +
     'Checks accepts (DOCUMENT_MIME_NOT_ACCEPTED), maxFileSize (DOCUMENT_FILE_TOO_LARGE, while streaming) and the single-file rule (DOCUMENT_MULTIPLE_NOT_ALLOWED). A refused upload leaves no bytes and no row.',
   consumes: ['multipart/form-data'],
   params: lookupParams({ objectName: "the object's name", recordId: 'the record id', attribute: "the document attribute's name" }),
@@ -98,7 +102,7 @@ export const patchDocumentSchema = {
     type: 'object',
     required: ['title'],
     additionalProperties: false,
-    properties: { title: { type: 'string', minLength: 1, maxLength: 500 } },
+    properties: { title: { type: 'string', minLength: 1, maxLength: MAX_DOCUMENT_TITLE_LENGTH } },
   },
   response: responses(200, documentOut),
 };
