@@ -53,6 +53,16 @@ function ownedBy(a: StoredAttribute, sourceId: string, previously: ReadonlySet<s
   return a.owner.kind !== 'runtime' && previously.has(a.name);
 }
 
+/**
+ * renamedFrom onto a name that exists as well: the rename cannot keep the old data (the
+ * new name would be compared or adopted and the old one dropped or left). Not a clash when
+ * the rename already happened — the new name is the source's and the old name is someone
+ * else's again (a leftover renamedFrom stays a no-op). Objects and attributes alike.
+ */
+export function renameClashes(newIsOwn: boolean, oldIsOwn: boolean): boolean {
+  return !newIsOwn || oldIsOwn;
+}
+
 export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
   const { object, storedObject, declared, facts, sourceId } = input;
   const out: AttributeDiff = { renames: [], adds: [], changes: [], drops: [], conflicts: [] };
@@ -82,9 +92,18 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
     }
     let current = byName.get(name);
     let storedName = name;
+    const renamedFrom = decl.renamedFrom !== undefined && decl.renamedFrom !== name && !(decl.renamedFrom in declared) ? decl.renamedFrom : undefined;
+    const clashing = renamedFrom !== undefined && current !== undefined ? byName.get(renamedFrom) : undefined;
+    if (current && clashing && !clashing.system && !current.system && renameClashes(ownedBy(current, sourceId, input.previouslyDeclared), ownedBy(clashing, sourceId, input.previouslyDeclared))) {
+      // neither adopted in its place nor dropped: the push stops at the conflict
+      consumed.add(clashing.name);
+      const from = `${object}.${clashing.name}`;
+      out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'rename_clash', ...msg.renameClash('attribute', target, from) });
+      continue;
+    }
     // renamedFrom naming nothing stored is a no-op once the new name exists (re-push).
-    if (!current && decl.renamedFrom !== undefined && !(decl.renamedFrom in declared)) {
-      const old = byName.get(decl.renamedFrom);
+    if (!current && renamedFrom !== undefined) {
+      const old = byName.get(renamedFrom);
       if (old && !old.system) {
         if (old.protected) {
           out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target: `${object}.${old.name}`, rule: 'protected', ...msg.protectedEntity(`${object}.${old.name}`) });
@@ -100,8 +119,13 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
     }
     if (!current) {
       const next = specOf(name, want as AttributeDecl);
-      out.adds.push({ action: 'add_attribute', target, object, spec: next, destructive: false, label: 'additive' });
       const n = records();
+      // the store writes the default into every existing record (addAttributeNow): the plan says so
+      const fills = next.default !== undefined && next.default !== null ? n : 0;
+      out.adds.push({
+        action: 'add_attribute', target, object, spec: next, destructive: false, label: 'additive',
+        ...(fills > 0 ? { affected: fills, reason: msg.defaultFillReason(fills) } : {}),
+      });
       if (next.required && next.default === undefined && n > 0) {
         const sampleIds = facts.recordSample(storedObject).slice(0, SAMPLE_IDS);
         out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'required', count: n, sampleIds, ...msg.requiredOnNewAttribute(target, n, sampleIds) });
@@ -178,6 +202,8 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
         step.affected = lost.nulled + lost.altered;
         step.sampleIds = lost.sampleIds;
         step.reason = msg.lossyConversionReason(from.type, next.type, lost.nulled, lost.altered, lost.sampleIds);
+        // the values that become null are then filled with the default (the apply converts first)
+        if (step.backfill !== undefined) step.reason += `; ${msg.requiredBackfillReason(step.backfill)}`;
       }
     }
     if (from.type === 'document' && next.type !== 'document') {

@@ -11,7 +11,7 @@ import type { AttributeSpec } from '../model/attribute.js';
  */
 export type ViolationRule =
   | 'type' // stored values the new type cannot hold (lossy conversion)
-  | 'required' // nulls under a new required
+  | 'required' // nulls under a required: stored ones, and those a type change leaves (values it cannot convert)
   | 'unique' // duplicates under a new unique
   | 'options' // values not among the new select/multiselect options
   | 'length' // minLength / maxLength

@@ -102,6 +102,13 @@ export function typeClash(target: string, storedType: string, declaredType: stri
   };
 }
 
+export function renameClash(kind: 'object' | 'attribute', target: string, from: string): { message: string; fix: string } {
+  return {
+    message: `The ${kind} ${from} cannot be renamed to ${target}: both exist, so the rename cannot keep the data of ${from}.`,
+    fix: `drop or rename the existing ${target} first, or remove renamedFrom from ${target} (and declare ${from} to keep it)`,
+  };
+}
+
 export function relationTargetChange(target: string, from: string, to: string, count: number, sampleIds: readonly string[] = []): { message: string; fix: string } {
   return {
     message: `${target} links ${records(count)}${samples(sampleIds)} to ${from}; changing its target to ${to} would leave them pointing at the wrong object.`,
@@ -118,6 +125,10 @@ export function missingRelationTarget(target: string, object: string): { message
 
 export function requiredBackfillReason(count: number): string {
   return `now required; fills ${count} empty value${count === 1 ? '' : 's'} with the default`;
+}
+
+export function defaultFillReason(count: number): string {
+  return `fills ${records(count)} with the default`;
 }
 
 export function documentTypeChangeReason(count: number): string {

@@ -1,6 +1,6 @@
 import type { Declaration, ObjectDecl } from '../model/declaration.js';
 import type { StoredObject, StoredSource, StoredView } from '../model/stored.js';
-import { diffAttributes, specOf } from './attributes.js';
+import { diffAttributes, renameClashes, specOf } from './attributes.js';
 import type { DataFacts } from './facts.js';
 import * as msg from './messages.js';
 import { nameConflict, objectChanges, ownershipConflict, ownsObject } from './objects.js';
@@ -64,10 +64,21 @@ export function planPush(input: PlanInput): Plan {
       continue;
     }
     let current = stored.get(name);
-    if (!current && decl.renamedFrom !== undefined && !(decl.renamedFrom in declaration.objects)) {
-      const old = stored.get(decl.renamedFrom);
+    const renamedFrom = decl.renamedFrom !== undefined && decl.renamedFrom !== name && !(decl.renamedFrom in declaration.objects) ? decl.renamedFrom : undefined;
+    const clashing = renamedFrom !== undefined && current ? stored.get(renamedFrom) : undefined;
+    if (current && clashing && renameClashes(ownsObject(current, sourceId), ownsObject(clashing, sourceId))) {
+      // the old object is neither dropped nor renamed: the push stops at the conflict
+      // (an object owned elsewhere under the new name is reported as that, first)
+      kept.set(clashing.name, name);
+      conflicts.push(ownershipConflict(current, name, sourceId) ?? {
+        code: 'SCHEMA_SYNC_CONFLICT', target: name, rule: 'rename_clash', ...msg.renameClash('object', name, clashing.name),
+      });
+      continue;
+    }
+    if (!current && renamedFrom !== undefined) {
+      const old = stored.get(renamedFrom);
       if (old) {
-        const own = ownershipConflict(old, decl.renamedFrom, sourceId);
+        const own = ownershipConflict(old, renamedFrom, sourceId);
         if (own) {
           conflicts.push(own);
           continue;

@@ -52,20 +52,37 @@ const RELAXATIONS: readonly [ViolationRule, (keyof AttributeSpec)[]][] = [
   ['range', ['min', 'max']],
 ];
 
-/** Which rule a converted value breaks under `next`, or undefined when it is valid. */
-export function brokenRule(value: unknown, next: AttributeSpec): ViolationRule | undefined {
-  if (value === undefined) return 'type';
-  if (value === null) return next.required ? 'required' : undefined;
+/** `next` without the constraints RELAXATIONS name: what the value must be to stay a value at all. */
+function relaxed(next: AttributeSpec): AttributeSpec {
+  const spec: AttributeSpec = { ...next };
+  for (const [, fields] of RELAXATIONS) for (const f of fields) delete spec[f];
+  return spec;
+}
+
+/**
+ * Every rule a converted value breaks under `next` (empty when it is valid), so a dry run
+ * lists each conflict of an attribute, not the first one found. 'type' means the value
+ * becomes null (the column rebuild cannot hold it), which a required `next` refuses as well.
+ */
+export function brokenRules(value: unknown, next: AttributeSpec): ViolationRule[] {
+  if (value === null) return next.required ? ['required'] : [];
   const def = typeDef(next.type);
-  if (def.parse(value, next).ok) return undefined;
-  if ((next.type === 'relation' || next.type === 'document') && !next.multiple && Array.isArray(value)) return 'multiple';
-  for (const [rule, fields] of RELAXATIONS) {
-    const relaxed: AttributeSpec = { ...next };
-    for (const f of fields) delete relaxed[f];
-    if (def.parse(value, relaxed).ok) return rule;
-  }
-  if (next.type === 'select' || next.type === 'multiselect') return 'options';
-  return 'type';
+  if (value !== undefined && def.parse(value, next).ok) return [];
+  if ((next.type === 'relation' || next.type === 'document') && !next.multiple && Array.isArray(value)) return ['multiple'];
+  const loose = relaxed(next);
+  let rules: ViolationRule[] = [];
+  if (value !== undefined && def.parse(value, loose).ok) {
+    // a value that only breaks constraints breaks those that refuse it alone
+    rules = RELAXATIONS.filter(([, fields]) => !def.parse(value, { ...loose, ...pick(next, fields) }).ok).map(([rule]) => rule);
+  } else if (value !== undefined && (next.type === 'select' || next.type === 'multiselect')) rules = ['options'];
+  if (rules.length > 0) return rules;
+  return next.required ? ['type', 'required'] : ['type'];
+}
+
+function pick(spec: AttributeSpec, fields: (keyof AttributeSpec)[]): Partial<AttributeSpec> {
+  const out: Partial<AttributeSpec> = {};
+  for (const f of fields) if (spec[f] !== undefined) (out as Record<string, unknown>)[f] = spec[f];
+  return out;
 }
 
 export function violations(db: Db, object: string, current: AttributeSpec, next: AttributeSpec): Violation[] {
@@ -81,15 +98,25 @@ export function violations(db: Db, object: string, current: AttributeSpec, next:
   const seen = new Map<string, string>();
   const dupes = new Set<string>();
   const def = typeDef(next.type);
+  const loose = relaxed(next);
+  const unique = (key: string, id: string): void => {
+    const first = seen.get(key);
+    if (first === undefined) seen.set(key, id);
+    else {
+      if (!dupes.has(first)) {
+        dupes.add(first);
+        note('unique', first);
+      }
+      dupes.add(id);
+      note('unique', id);
+    }
+  };
+  const keys: [string, string][] = [];
+  let firstEmpty: string | undefined;
   if (next.required) {
     const rows = db.prepare(`SELECT id FROM ${table} WHERE ${col} IS NULL ORDER BY _rowid_`).all() as { id: string }[];
     for (const r of rows) note('required', r.id);
-    const empty = found.get('required');
-    if (next.unique && empty && afterBackfill(empty, next) === undefined) {
-      // the one empty value will hold the default: a stored value equal to it is a duplicate
-      const parsed = def.parse(next.default, next);
-      if (parsed.ok) seen.set(String(def.toColumn(parsed.value, next)), rows[0]!.id);
-    }
+    firstEmpty = rows[0]?.id;
   }
   const typeChange = current.type !== next.type;
   // One definition of the relation-target rule (issue 4): links stored under the old
@@ -98,31 +125,30 @@ export function violations(db: Db, object: string, current: AttributeSpec, next:
   const stmt = db.prepare(`SELECT id, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL ORDER BY _rowid_`);
   for (const r of stmt.iterate() as IterableIterator<{ id: string; v: SqlValue }>) {
     const converted = convertApiValue(r.v, current, next);
-    const rule = brokenRule(converted, next);
-    if (rule) {
-      note(rule, r.id);
+    const rules = brokenRules(converted, next);
+    for (const rule of rules) note(rule, r.id);
+    if (rules.includes('type')) {
+      firstEmpty ??= r.id; // it becomes null
       continue;
     }
-    if (retarget) note('relation_target', r.id);
+    if (rules.includes('multiple')) continue;
+    if (retarget && rules.length === 0) note('relation_target', r.id);
+    // a value breaking length/pattern/range/options stays a value: it still counts for lossy and unique
+    const parsed = converted === null ? undefined : rules.length === 0 ? def.parse(converted, next) : def.parse(converted, loose);
     if (typeChange && converted !== null) {
-      const parsed = def.parse(converted, next);
       const api = typeDef(current.type).fromColumn(r.v, current);
-      if (!keepsValue(current, next, api, parsed.ok ? parsed.value : converted)) note('lossy', r.id);
+      if (!keepsValue(current, next, api, parsed?.ok ? parsed.value : converted)) note('lossy', r.id);
     }
-    if (next.unique && converted !== null) {
-      const parsed = def.parse(converted, next);
-      const key = String(parsed.ok ? def.toColumn(parsed.value, next) : r.v);
-      const first = seen.get(key);
-      if (first === undefined) seen.set(key, r.id);
-      else {
-        if (!dupes.has(first)) {
-          dupes.add(first);
-          note('unique', first);
-        }
-        dupes.add(r.id);
-        note('unique', r.id);
-      }
-    }
+    if (next.unique && converted !== null) keys.push([String(parsed?.ok ? def.toColumn(parsed.value, next) : r.v), r.id]);
   }
+  // Duplicates are counted once every empty value is known (stored nulls and values that
+  // cannot convert): the one empty value will hold the default, so a stored value equal to
+  // it is a duplicate, counted first (it is the record the fill changes).
+  const empty = found.get('required');
+  if (next.unique && empty && firstEmpty !== undefined && afterBackfill(empty, next) === undefined) {
+    const parsed = def.parse(next.default, next);
+    if (parsed.ok) unique(String(def.toColumn(parsed.value, next)), firstEmpty);
+  }
+  for (const [key, id] of keys) unique(key, id);
   return [...found.values()];
 }

@@ -77,6 +77,8 @@ export class MemoryFacts implements DataFacts {
         v = typeDef(next.type).convertFrom(v);
         if (v === undefined) {
           hit('type', r.id);
+          // it becomes null: a required attribute refuses it too (as engine/store/facts.ts)
+          if (next.required) hit('required', r.id);
           continue;
         }
         const parsed = typeDef(next.type).parse(v, next);

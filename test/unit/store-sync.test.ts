@@ -75,6 +75,19 @@ describe('store facts', () => {
     expect(facts.violations('deal', 'title', { name: 'title', type: 'integer' })[0]).toMatchObject({ rule: 'type', count: 3 });
     expect(sorted(facts.violations('deal', 'title', { name: 'title', type: 'text', unique: true }))).toEqual([{ rule: 'unique', count: 2, sampleIds: ids(0, 1) }]);
   });
+
+  it('lists every rule a value breaks: unique next to length and pattern, required for what cannot convert', () => {
+    store.pushSource('crm', decl(), {});
+    const facts = store.facts();
+    const rows = store.bulkCreate('deal', [{ title: 'hello' }, { title: 'hello' }, { title: '12' }], actor);
+    const byRule = (v: { rule: string; count: number; sampleIds: string[] }[]) => Object.fromEntries(v.map((x) => [x.rule, x.count]));
+    // one value over maxLength and off the pattern is both (it used to be misread as 'type', i.e. a loss)
+    expect(byRule(facts.violations('deal', 'title', { name: 'title', type: 'text', unique: true, maxLength: 3, pattern: '^[0-9]+$' }))).toEqual({ length: 2, pattern: 2, unique: 2 });
+    // "hello" cannot become an integer: it becomes null, which a required attribute refuses
+    expect(byRule(facts.violations('deal', 'title', { name: 'title', type: 'integer', required: true }))).toEqual({ type: 2, required: 2 });
+    expect(facts.violations('deal', 'title', { name: 'title', type: 'integer', required: true }).find((v) => v.rule === 'required')!.sampleIds.sort()).toEqual([rows[0]!.id, rows[1]!.id].sort());
+    expect(byRule(facts.violations('deal', 'title', { name: 'title', type: 'integer' }))).toEqual({ type: 2 });
+  });
 });
 
 describe('store pushSource', () => {
