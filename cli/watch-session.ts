@@ -36,6 +36,8 @@ export interface WatchRunOptions {
   onFirstRun?: () => void;
   /** Leave out the "up to date" lines (dev's --quiet: its request log is always off). */
   quiet?: boolean;
+  /** Folders the watcher never looks into (dev's data folder). */
+  ignoredPaths?: string[];
 }
 
 /** `--allow-destructive` for the loop: the same parser as `sync` (an empty list is refused), absent = nothing. */
@@ -131,6 +133,7 @@ export async function runWatch(ctx: CommandContext<unknown>, options: WatchRunOp
     debounceMs: options.debounceMs,
     allowDestructive: options.allowDestructive,
     syncCommand: options.syncCommand,
+    ...(options.ignoredPaths ? { ignoredPaths: options.ignoredPaths } : {}),
     load: () => loadForWatch(options.configPath),
     push: options.push,
     emit: (event) => {

@@ -72,6 +72,8 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
       syncCommand: () => syncCommandFor(ctx, target),
       stopSignal: stop,
       quiet: ctx.options.quiet === true,
+      // The server's own SQLite writes are no reason to sync, wherever --data puts them.
+      ignoredPaths: [server.dataDir],
     });
   } finally {
     await server.close();

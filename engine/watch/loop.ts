@@ -183,6 +183,8 @@ export interface WatchLoopOptions extends LoopDeps {
   debounceMs: number;
   /** Start with one sync before any file changes (what `watch` and `dev` do). */
   initialRun?: boolean;
+  /** Folders never watched (dev's data folder, where its server writes SQLite). */
+  ignoredPaths?: string[];
 }
 
 export interface WatchLoop {
@@ -239,6 +241,7 @@ export function startWatchLoop(options: WatchLoopOptions): WatchLoop {
     }
     watcher = startWatcher({
       targets,
+      ...(options.ignoredPaths ? { ignoredPaths: options.ignoredPaths } : {}),
       onEvent: (event) => {
         options.emit({ type: 'changed', event });
         scheduler.schedule();

@@ -1,5 +1,5 @@
 import { watch, type FSWatcher } from 'chokidar';
-import { basename, dirname, isAbsolute, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 
 /**
  * What to watch for a project (contract.md §2): schemasync.yaml itself and the
@@ -71,6 +71,8 @@ export interface WatcherOptions {
   targets: WatchTargets;
   onEvent: (event: WatchEvent) => void;
   onError?: (err: unknown) => void;
+  /** Folders never watched even inside a target (dev's SQLite data folder). */
+  ignoredPaths?: string[];
 }
 
 export interface Watcher {
@@ -86,9 +88,47 @@ export function isDeclarationPath(path: string, configPath: string): boolean {
   return /\.ya?ml$/i.test(path) && !isEditorTempFile(path);
 }
 
+/** `path` is `folder` or below it. */
+function within(folder: string, path: string): boolean {
+  const rel = relative(folder, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/**
+ * The folders chokidar is pointed at. Not the targets themselves: chokidar does not
+ * re-attach to a watched path that is removed and created again (rm -rf + mkdir, mv away
+ * and back, a checkout that empties the folder, an editor deleting and rewriting
+ * schemasync.yaml), so every later save would go unseen. Watching the folder that holds
+ * schemasync.yaml sees a target come back as an ordinary new entry. A target outside it
+ * (`../shared/schema`) is watched through its parent folder.
+ */
+export function watchRoots(targets: WatchTargets): string[] {
+  const root = dirname(targets.configPath);
+  const roots = new Set<string>([root]);
+  for (const p of targets.paths) roots.add(within(root, p) ? root : dirname(p));
+  const all = [...roots];
+  return all.filter((r) => !all.some((other) => other !== r && within(other, r))).sort();
+}
+
+/**
+ * Whether the watcher looks at `path` at all: a target, a file or folder below a target,
+ * or a folder on the way down to one. Everything else under the roots (node_modules,
+ * build output, the server's data folder) is never watched, so watching the project
+ * folder costs no more than watching the targets did.
+ */
+export function isWatchedPath(path: string, targets: WatchTargets, ignoredPaths: readonly string[] = []): boolean {
+  const abs = resolve(path);
+  if (IGNORED_DIRS.has(basename(abs)) || isEditorTempFile(abs)) return false;
+  if (ignoredPaths.some((p) => within(p, abs))) return false;
+  if (abs === targets.configPath || within(abs, targets.configPath)) return true;
+  return targets.paths.some((t) => within(t, abs) || within(abs, t));
+}
+
 export function startWatcher(options: WatcherOptions): Watcher {
   let targets = options.targets;
-  const fsw: FSWatcher = watch(targets.paths, {
+  const ignoredPaths = (options.ignoredPaths ?? []).map((p) => resolve(p));
+  let roots = watchRoots(targets);
+  const fsw: FSWatcher = watch(roots, {
     ignoreInitial: true,
     // An atomic save (write temp, rename over) arrives as add/change of the real file;
     // chokidar's `atomic` would hold unlinks back 100 ms to merge them, which the
@@ -98,15 +138,17 @@ export function startWatcher(options: WatcherOptions): Watcher {
     // another event, so the next run sees the whole file. awaitWriteFinish would add its
     // stability threshold (≥ 50 ms of polling) to every save.
     awaitWriteFinish: false,
-    ignored: (path: string) => {
-      const name = basename(path);
-      return IGNORED_DIRS.has(name) || isEditorTempFile(path);
-    },
+    // Reads `targets` at call time, so setTargets re-points it.
+    ignored: (path: string) => !isWatchedPath(path, targets, ignoredPaths),
   });
   const emit = (kind: WatchEventKind) => (path: string) => {
     if (kind === 'addDir') return; // a new folder brings no declaration until a file lands in it
-    if (kind !== 'unlinkDir' && !isDeclarationPath(path, targets.configPath)) return;
-    options.onEvent({ kind, path: resolve(path) });
+    // Folders on the way to a target are watched, but only what is inside a target counts.
+    const abs = resolve(path);
+    const counts = abs === targets.configPath || targets.paths.some((t) => within(t, abs));
+    if (!counts || !isWatchedPath(abs, targets, ignoredPaths)) return;
+    if (kind !== 'unlinkDir' && !isDeclarationPath(abs, targets.configPath)) return;
+    options.onEvent({ kind, path: abs });
   };
   for (const kind of ['add', 'change', 'unlink', 'unlinkDir'] as const) fsw.on(kind, emit(kind));
   fsw.on('error', (err) => options.onError?.(err));
@@ -115,11 +157,14 @@ export function startWatcher(options: WatcherOptions): Watcher {
     ready,
     setTargets(next) {
       const before = new Set(targets.paths);
-      const after = new Set(next.paths);
-      const gone = [...before].filter((p) => !after.has(p));
-      const added = [...after].filter((p) => !before.has(p));
       targets = next;
-      if (gone.length) fsw.unwatch(gone);
+      // A new target under a folder already scanned was skipped by the filter then: add it
+      // so chokidar reads it now. Nothing is unwatched — chokidar's unwatch ignores a path
+      // and everything below it for good, which would hide a target nested in an old one;
+      // the filter in emit drops whatever an old target still reports.
+      const nextRoots = watchRoots(next);
+      const added = [...nextRoots.filter((r) => !roots.includes(r)), ...next.paths.filter((p) => !before.has(p))];
+      roots = nextRoots;
       if (added.length) fsw.add(added);
     },
     close: () => fsw.close(),

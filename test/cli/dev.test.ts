@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, atomicWrite, attributesOf, credentials, poll, runLines, start, tempProject, type Running } from './watch-helpers.js';
@@ -155,6 +155,50 @@ describe('schemasync dev on another port and data folder than schemasync.yaml na
     } finally {
       dev.child.kill('SIGINT');
       expect(await dev.exited).toBe(0);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+// chokidar does not re-attach to a watched path that is removed and created again; these
+// are `rm -rf schema && mkdir schema`, a checkout that empties the folder, an editor that
+// deletes and rewrites schemasync.yaml.
+describe('schemasync dev after the schema folder or schemasync.yaml is removed and created again', () => {
+  it('keeps syncing later saves', async () => {
+    const dir = tempProject({ 'deal.yaml': deal({ title: 'text' }) });
+    mkdirSync(join(dir, 'more'));
+    writeFileSync(join(dir, 'more', 'm.yaml'), 'objects:\n  mu:\n    attributes:\n      m: { type: text }\n');
+    const dev = start(['dev', '--port', '0', '--no-rate-limit'], dir);
+    try {
+      const baseUrl = (await dev.waitFor(/server on (http:\/\/\S+\/v1)/, 'the server banner'))[1]!;
+      await dev.waitFor(/✓ synced crm v\d+/, 'the first sync');
+      const key = credentials(join(dir, '.schemasync')).apiKey;
+      const until = (object: string, attr: string) =>
+        poll(async () => ((await attributesOf(baseUrl, key, object))?.includes(attr) ? true : undefined), () => `${object}.${attr}\nstdout:\n${dev.out()}`);
+
+      rmSync(join(dir, 'schema'), { recursive: true });
+      await dev.waitFor(/No declaration files match/, 'the empty-folder error');
+      mkdirSync(join(dir, 'schema'));
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), deal({ title: 'text', priority: 'integer' }));
+      await until('deal', 'priority');
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), deal({ title: 'text', priority: 'integer', stage: 'text' }));
+      await until('deal', 'stage');
+
+      // Lines printed from here on only: earlier runs may have said the same.
+      const after = (mark: number, pattern: RegExp, what: string) =>
+        poll(() => (pattern.test(dev.out().slice(mark)) ? true : undefined), () => `${what}\nstdout:\n${dev.out()}`);
+      const config = join(dir, 'schemasync.yaml');
+      let mark = dev.out().length;
+      unlinkSync(config);
+      await after(mark, /File not found/, 'the missing-config error');
+      mark = dev.out().length;
+      writeFileSync(config, 'source: crm\nschema: schema\n');
+      await after(mark, /· crm v\d+ is up to date/, 'the run after the config came back');
+      writeFileSync(config, 'source: crm\nschema: [schema, more]\n');
+      await until('mu', 'm');
+    } finally {
+      dev.child.kill('SIGINT');
+      await dev.exited;
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isDeclarationPath, isEditorTempFile, startWatcher, staticBase, watchTargets, type WatchEvent, type Watcher } from '../../engine/watch/watcher.js';
+import { isDeclarationPath, isEditorTempFile, startWatcher, staticBase, watchRoots, watchTargets, type WatchEvent, type Watcher } from '../../engine/watch/watcher.js';
 
 let dirs: string[] = [];
 let watchers: Watcher[] = [];
@@ -23,9 +23,13 @@ function project(): string {
 }
 
 /** Collects events; `until` waits (by polling, no timing assertion) for one that matches. */
-async function watching(dir: string, schema: string | string[] = 'schema') {
+async function watching(dir: string, schema: string | string[] = 'schema', ignoredPaths?: string[]) {
   const events: WatchEvent[] = [];
-  const w = startWatcher({ targets: watchTargets(join(dir, 'schemasync.yaml'), schema), onEvent: (e) => events.push(e) });
+  const w = startWatcher({
+    targets: watchTargets(join(dir, 'schemasync.yaml'), schema),
+    onEvent: (e) => events.push(e),
+    ...(ignoredPaths ? { ignoredPaths } : {}),
+  });
   watchers.push(w);
   await w.ready;
   const until = async (pred: (e: WatchEvent) => boolean, what: string) => {
@@ -35,7 +39,7 @@ async function watching(dir: string, schema: string | string[] = 'schema') {
     }
     throw new Error(`no event: ${what}; saw ${JSON.stringify(events)}`);
   };
-  return { events, until };
+  return { events, until, watcher: w };
 }
 
 describe('watch targets', () => {
@@ -105,5 +109,104 @@ describe('watcher (real file-system events)', () => {
     mkdirSync(join(dir, 'schema', 'sub'));
     writeFileSync(join(dir, 'schema', 'sub', 'c.yaml'), 'objects: {}\n');
     await until((e) => e.kind === 'add' && e.path.endsWith('sub/c.yaml'), 'add sub/c.yaml');
+  });
+
+  // chokidar does not re-attach to a watched path that is removed and created again: these
+  // are the rm -rf / mv-away-and-back / git checkout and "editor rewrote the config" cases.
+  it('sees saves in a schema folder that was removed and created again', async () => {
+    const dir = project();
+    const { events, until } = await watching(dir);
+    rmSync(join(dir, 'schema'), { recursive: true });
+    await until((e) => e.kind === 'unlinkDir' && e.path === join(dir, 'schema'), 'unlinkDir schema');
+    mkdirSync(join(dir, 'schema'));
+    writeFileSync(join(dir, 'schema', 'a.yaml'), 'objects: { x: { attributes: {} } }\n');
+    await until((e) => e.kind === 'add' && e.path === join(dir, 'schema', 'a.yaml'), 'add a.yaml in the new folder');
+    events.length = 0;
+    writeFileSync(join(dir, 'schema', 'a.yaml'), 'objects: { y: { attributes: {} } }\n');
+    await until((e) => e.path === join(dir, 'schema', 'a.yaml'), 'a later save of a.yaml');
+  });
+
+  it('sees saves in a schema folder moved away and back', async () => {
+    const dir = project();
+    const { events, until } = await watching(dir);
+    renameSync(join(dir, 'schema'), join(dir, 'schema-away'));
+    await until((e) => e.kind === 'unlinkDir' && e.path === join(dir, 'schema'), 'unlinkDir schema');
+    renameSync(join(dir, 'schema-away'), join(dir, 'schema'));
+    await new Promise((r) => setTimeout(r, 200));
+    events.length = 0;
+    writeFileSync(join(dir, 'schema', 'a.yaml'), 'objects: { y: { attributes: {} } }\n');
+    await until((e) => e.path === join(dir, 'schema', 'a.yaml'), 'a save after the move back');
+  });
+
+  it('sees edits of schemasync.yaml after it was deleted and created again', async () => {
+    const dir = project();
+    const config = join(dir, 'schemasync.yaml');
+    const { events, until } = await watching(dir);
+    unlinkSync(config);
+    await until((e) => e.kind === 'unlink' && e.path === config, 'unlink config');
+    writeFileSync(config, 'source: crm\nschema: schema\n');
+    await until((e) => e.kind === 'add' && e.path === config, 'config created again');
+    events.length = 0;
+    writeFileSync(config, 'source: crm\nschema: [schema, more]\n');
+    await until((e) => e.kind === 'change' && e.path === config, 'a later edit of the config');
+  });
+
+  it('follows a new target named after start, and a target folder created later', async () => {
+    const dir = project();
+    // `more` exists from the start, so the first scan passed it over as no target.
+    mkdirSync(join(dir, 'more'));
+    writeFileSync(join(dir, 'more', 'm.yaml'), 'objects: {}\n');
+    const { until, watcher } = await watching(dir);
+    watcher.setTargets(watchTargets(join(dir, 'schemasync.yaml'), ['schema', 'more', 'later']));
+    // setTargets does not say when chokidar has read the new folder: save until it is seen.
+    for (let i = 0; ; i++) {
+      writeFileSync(join(dir, 'more', 'm.yaml'), `objects: { m${i}: { attributes: {} } }\n`);
+      try {
+        await until((e) => e.path === join(dir, 'more', 'm.yaml'), 'save in the new target');
+        break;
+      } catch (err) {
+        if (i === 3) throw err;
+      }
+    }
+    mkdirSync(join(dir, 'later'));
+    writeFileSync(join(dir, 'later', 'l.yaml'), 'objects: {}\n');
+    await until((e) => e.kind === 'add' && e.path === join(dir, 'later', 'l.yaml'), 'file in a target created later');
+  });
+
+  it('stays out of the data folder, node_modules and folders that are no target', async () => {
+    const dir = project();
+    // A glob at the root makes the whole project folder a target: the data folder must
+    // still be left alone, whatever it is called.
+    const data = join(dir, 'data-dir');
+    mkdirSync(data);
+    mkdirSync(join(dir, '.schemasync'));
+    mkdirSync(join(dir, 'node_modules'));
+    const { events, until } = await watching(dir, ['*.yaml', 'schema'], [data]);
+    writeFileSync(join(data, 'x.yaml'), 'objects: {}\n');
+    writeFileSync(join(data, 'db.sqlite-wal'), 'x');
+    writeFileSync(join(dir, '.schemasync', 'y.yaml'), 'objects: {}\n');
+    writeFileSync(join(dir, 'node_modules', 'z.yaml'), 'objects: {}\n');
+    writeFileSync(join(dir, 'schema', 'a.yaml'), 'objects: { x: { attributes: {} } }\n');
+    await until((e) => e.path === join(dir, 'schema', 'a.yaml'), 'save of a.yaml');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(events.filter((e) => !e.path.startsWith(join(dir, 'schema')))).toEqual([]);
+  });
+
+  it('does not report files beside the targets', async () => {
+    const dir = project();
+    mkdirSync(join(dir, 'other'));
+    const { events, until } = await watching(dir);
+    writeFileSync(join(dir, 'other', 'o.yaml'), 'objects: {}\n');
+    writeFileSync(join(dir, 'docker-compose.yaml'), 'x: 1\n');
+    writeFileSync(join(dir, 'schema', 'a.yaml'), 'objects: { x: { attributes: {} } }\n');
+    await until((e) => e.path === join(dir, 'schema', 'a.yaml'), 'save of a.yaml');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(events.map((e) => e.path)).toEqual([join(dir, 'schema', 'a.yaml')]);
+  });
+
+  it('watches the folder holding schemasync.yaml, and the parent of a target outside it', () => {
+    expect(watchRoots(watchTargets('/p/schemasync.yaml', ['schema/**/*.yaml', 'deep/er/x']))).toEqual(['/p']);
+    expect(watchRoots(watchTargets('/p/app/schemasync.yaml', ['schema', '../shared/decl']))).toEqual(['/p/app', '/p/shared']);
+    expect(watchRoots(watchTargets('/p/app/schemasync.yaml', ['..']))).toEqual(['/']);
   });
 });
