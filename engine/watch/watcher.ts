@@ -1,4 +1,5 @@
 import { watch, type FSWatcher } from 'chokidar';
+import { statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 
 /**
@@ -124,6 +125,9 @@ export function isWatchedPath(path: string, targets: WatchTargets, ignoredPaths:
   return targets.paths.some((t) => within(t, abs) || within(abs, t));
 }
 
+/** chokidar's own throttle of repeated change events on one file (index.js `_throttle(EV.CHANGE, path, 50)`). */
+const CHOKIDAR_CHANGE_THROTTLE_MS = 50;
+
 export function startWatcher(options: WatcherOptions): Watcher {
   let targets = options.targets;
   const ignoredPaths = (options.ignoredPaths ?? []).map((p) => resolve(p));
@@ -150,7 +154,41 @@ export function startWatcher(options: WatcherOptions): Watcher {
     if (kind !== 'unlinkDir' && !isDeclarationPath(abs, targets.configPath)) return;
     options.onEvent({ kind, path: abs });
   };
-  for (const kind of ['add', 'change', 'unlink', 'unlinkDir'] as const) fsw.on(kind, emit(kind));
+  // chokidar drops a file's change events for 50 ms after one it reported (leading edge
+  // only, no trailing event), so a save landing in that window after the run already read
+  // the file would go unseen until the next save. Each reported file is looked at again
+  // once the window has passed; if it changed meanwhile, that is reported as a change.
+  const trailing = new Map<string, ReturnType<typeof setTimeout>>();
+  const fingerprint = (path: string): string | undefined => {
+    try {
+      const st = statSync(path);
+      return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    } catch {
+      return undefined; // gone: its unlink event tells
+    }
+  };
+  const recheck = (path: string, seen: string | undefined): void => {
+    clearTimeout(trailing.get(path));
+    const timer = setTimeout(() => {
+      trailing.delete(path);
+      const now = fingerprint(path);
+      if (now === undefined || now === seen) return;
+      options.onEvent({ kind: 'change', path });
+      recheck(path, now);
+    }, CHOKIDAR_CHANGE_THROTTLE_MS + 10);
+    timer.unref?.();
+    trailing.set(path, timer);
+  };
+  for (const kind of ['add', 'change', 'unlink', 'unlinkDir'] as const) {
+    const report = emit(kind);
+    fsw.on(kind, (path: string) => {
+      report(path);
+      if (kind === 'add' || kind === 'change') {
+        const abs = resolve(path);
+        if (isWatchedPath(abs, targets, ignoredPaths) && isDeclarationPath(abs, targets.configPath)) recheck(abs, fingerprint(abs));
+      }
+    });
+  }
   fsw.on('error', (err) => options.onError?.(err));
   const ready = new Promise<void>((r) => fsw.once('ready', () => r()));
   return {
@@ -167,6 +205,10 @@ export function startWatcher(options: WatcherOptions): Watcher {
       roots = nextRoots;
       if (added.length) fsw.add(added);
     },
-    close: () => fsw.close(),
+    close: () => {
+      for (const t of trailing.values()) clearTimeout(t);
+      trailing.clear();
+      return fsw.close();
+    },
   };
 }

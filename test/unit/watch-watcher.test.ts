@@ -113,6 +113,19 @@ describe('watcher (real file-system events)', () => {
 
   // chokidar does not re-attach to a watched path that is removed and created again: these
   // are the rm -rf / mv-away-and-back / git checkout and "editor rewrote the config" cases.
+  it('reports a second save that chokidar swallows (within its 50 ms of the first)', async () => {
+    const dir = project();
+    const file = join(dir, 'schema', 'a.yaml');
+    const w = await watching(dir);
+    writeFileSync(file, 'objects: { a: { attributes: {} } }\n');
+    await w.until((e) => e.path === file, 'first save');
+    // Right after the first report: chokidar throttles this one away (leading edge only).
+    writeFileSync(file, 'objects: { b: { attributes: {} } }\n');
+    const seen = w.events.length;
+    for (let i = 0; i < 100 && w.events.length === seen; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(w.events.slice(seen).some((e) => e.path === file && e.kind === 'change')).toBe(true);
+  });
+
   it('sees saves in a schema folder that was removed and created again', async () => {
     const dir = project();
     const { events, until } = await watching(dir);
