@@ -142,3 +142,12 @@ export function logCapture(): { lines: Record<string, unknown>[]; stream: Writab
   });
   return { lines, stream };
 }
+
+/** Declarations as the sync tests write them (a loose shape: the server validates). */
+export type DeclAttrs = Record<string, Record<string, unknown>>;
+export type Decl = { objects: Record<string, { renamedFrom?: string; label?: string; attributes: DeclAttrs }>; views: Record<string, unknown> };
+
+/** PUT /schema/sources/crm with this declaration (and dryRun / allowDestructive). */
+export function pushDeclaration(s: TestServer, decl: Decl, opts: { dryRun?: boolean; allowDestructive?: boolean | string[] } = {}): Promise<Reply> {
+  return s.call('PUT', '/schema/sources/crm', { body: { declaration: decl, ...opts } });
+}

@@ -1,12 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { expectError, startTestServer, type TestServer } from './helpers.js';
+import { expectError, pushDeclaration, startTestServer, type Decl, type DeclAttrs as Attrs, type TestServer } from './helpers.js';
 
 /**
  * Sync rules the audit found unsafe, end to end against the real server and SQLite file:
  * each asserts the dry run, the refusal or the push, and the data afterwards.
  */
-type Attrs = Record<string, Record<string, unknown>>;
-type Decl = { objects: Record<string, { renamedFrom?: string; label?: string; attributes: Attrs }>; views: Record<string, unknown> };
 
 let s: TestServer | undefined;
 afterEach(async () => {
@@ -14,8 +12,7 @@ afterEach(async () => {
   s = undefined;
 });
 
-const push = (decl: Decl, opts: { dryRun?: boolean; allowDestructive?: boolean | string[] } = {}) =>
-  s!.call('PUT', '/schema/sources/crm', { body: { declaration: decl, ...opts } });
+const push = (decl: Decl, opts: Parameters<typeof pushDeclaration>[2] = {}) => pushDeclaration(s!, decl, opts);
 
 async function create(object: string, values: Record<string, unknown>): Promise<string> {
   const r = await s!.call('POST', `/records/${object}`, { body: values });
