@@ -14,45 +14,48 @@ function samples(ids: readonly string[]): string {
   return ids.length > 0 ? ` (e.g. ${ids.join(', ')})` : '';
 }
 
-const RULE_TEXT: Record<ViolationRule, (target: string) => { what: string; fix: string }> = {
-  type: (t) => ({
-    what: `hold values the new type of ${t} cannot convert`,
+/** `v(one, 'has', 'have')`: the verb agrees with the count ("1 record has", "2 records have"). */
+const v = (one: boolean, singular: string, plural: string): string => (one ? singular : plural);
+
+const RULE_TEXT: Record<ViolationRule, (target: string, one: boolean) => { what: string; fix: string }> = {
+  type: (t, one) => ({
+    what: `${v(one, 'holds a value', 'hold values')} the new type of ${t} cannot convert`,
     fix: `convert or clear those values first, or allow the loss with --allow-destructive ${t}`,
   }),
-  required: (t) => ({
-    what: `have no value for ${t}, which is now required`,
+  required: (t, one) => ({
+    what: `${v(one, 'has', 'have')} no value for ${t}, which is now required`,
     fix: `fill ${t} on those records, or give ${t} a default`,
   }),
-  unique: (t) => ({
-    what: `share their value of ${t} with another record, and ${t} is now unique`,
+  unique: (t, one) => ({
+    what: `${v(one, 'shares its', 'share their')} value of ${t} with another record, and ${t} is now unique`,
     fix: `make the values of ${t} distinct first, or drop unique`,
   }),
-  options: (t) => ({
-    what: `hold a value of ${t} that is no longer among its options`,
+  options: (t, one) => ({
+    what: `${v(one, 'holds', 'hold')} a value of ${t} that is no longer among its options`,
     fix: `keep those options, or change the records to a remaining option first`,
   }),
-  length: (t) => ({
-    what: `hold a value of ${t} outside the new minLength/maxLength`,
+  length: (t, one) => ({
+    what: `${v(one, 'holds', 'hold')} a value of ${t} outside the new minLength/maxLength`,
     fix: `shorten those values first, or relax the length limit of ${t}`,
   }),
-  range: (t) => ({
-    what: `hold a value of ${t} outside the new min/max`,
+  range: (t, one) => ({
+    what: `${v(one, 'holds', 'hold')} a value of ${t} outside the new min/max`,
     fix: `change those values first, or relax min/max of ${t}`,
   }),
-  pattern: (t) => ({
-    what: `hold a value of ${t} that does not match the new pattern`,
+  pattern: (t, one) => ({
+    what: `${v(one, 'holds', 'hold')} a value of ${t} that does not match the new pattern`,
     fix: `fix those values first, or relax the pattern of ${t}`,
   }),
-  lossy: (t) => ({
-    what: `hold values the new type of ${t} would alter (converting back does not give the original)`,
+  lossy: (t, one) => ({
+    what: `${v(one, 'holds a value', 'hold values')} the new type of ${t} would alter (converting back does not give the original)`,
     fix: `keep the type of ${t}, or allow the loss with --allow-destructive ${t}`,
   }),
-  relation_target: (t) => ({
-    what: `link ${t} to records of its current target object, which the new target would not hold`,
+  relation_target: (t, one) => ({
+    what: `${v(one, 'links', 'link')} ${t} to records of its current target object, which the new target would not hold`,
     fix: `clear ${t} on those records first, or add a new relation attribute for the new target`,
   }),
-  multiple: (t) => ({
-    what: `hold several values in ${t}, which now takes one`,
+  multiple: (t, one) => ({
+    what: `${v(one, 'holds', 'hold')} several values in ${t}, which now takes one`,
     fix: `keep one value per record first, or keep multiple: true on ${t}`,
   }),
 };
@@ -63,7 +66,7 @@ export function violationMessage(
   count: number,
   sampleIds: readonly string[],
 ): { message: string; fix: string } {
-  const text = RULE_TEXT[rule](target);
+  const text = RULE_TEXT[rule](target, count === 1);
   return { message: `${records(count)}${samples(sampleIds)} ${text.what}.`, fix: text.fix };
 }
 

@@ -88,3 +88,12 @@ describe('plan renderer', () => {
     expect(renderPlanText(p, makeColors(false))).toBe('Source crm at version 2\n\nNo changes. The instance matches the declaration.\n');
   });
 });
+
+describe('conflict wording', () => {
+  it('agrees with the count', async () => {
+    const { violationMessage } = await import('../../engine/plan/messages.js');
+    expect(violationMessage('required', 'deal.stage', 1, ['r1']).message).toBe('1 record (e.g. r1) has no value for deal.stage, which is now required.');
+    expect(violationMessage('required', 'deal.stage', 2, ['r1', 'r2']).message).toBe('2 records (e.g. r1, r2) have no value for deal.stage, which is now required.');
+    expect(violationMessage('unique', 'deal.code', 1, []).message).toBe('1 record shares its value of deal.code with another record, and deal.code is now unique.');
+  });
+});
