@@ -13,14 +13,16 @@ export const MAX_FILE_NAME_LENGTH = 255;
 export const MAX_DOCUMENT_TITLE_LENGTH = 500;
 
 /**
- * C0 controls, DEL, and UTF-16 surrogates left unpaired (with the `u` flag a pair is one
- * code point above U+FFFF and does not match). An unpaired surrogate has no UTF-8 form:
- * SQLite would store it as bytes that read back as three U+FFFD.
+ * C0 and C1 controls, DEL, the bidirectional embeddings, overrides and isolates (U+202A–
+ * U+202E, U+2066–U+2069: "invoice\u202Efdp.exe" displays as "invoiceexe.pdf", a known
+ * way to disguise a file's real extension), and UTF-16 surrogates left unpaired (with
+ * the `u` flag a pair is one code point above U+FFFF and does not match). An unpaired
+ * surrogate has no UTF-8 form: SQLite would store it as bytes that read back as U+FFFD.
  */
 // eslint-disable-next-line no-control-regex
-const BAD_CHARACTER = /[\u0000-\u001f\u007f\ud800-\udfff]/u;
+const BAD_CHARACTER = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ud800-\udfff]/u;
 // eslint-disable-next-line no-control-regex
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/gu;
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/gu;
 const LONE_SURROGATES = /[\ud800-\udfff]/gu;
 
 /** A tail after the last dot longer than this is part of the name, not an extension. */
@@ -54,7 +56,7 @@ function cutToLength(name: string, max: number): string {
 
 /** Why a name sent to PUT /files cannot be stored, or null. */
 export function fileNameProblem(name: string): string | null {
-  if (BAD_CHARACTER.test(name)) return 'name must not contain control characters or unpaired surrogates';
+  if (BAD_CHARACTER.test(name)) return 'name must not contain control characters, bidirectional overrides or unpaired surrogates';
   if (codePoints(name) > MAX_FILE_NAME_LENGTH) return `name must be at most ${MAX_FILE_NAME_LENGTH} characters`;
   return null;
 }

@@ -211,10 +211,17 @@ describe('one file name rule for upload and rename', () => {
     await srv.call('DELETE', `/files/${r.body.data.id}`);
   });
 
-  it('PUT /files refuses a lone surrogate, a control character and 256 characters with 400 naming name; the name is unchanged', async () => {
+  it('an upload name loses bidirectional overrides, which could disguise its extension', async () => {
+    const up = await uploadNamed('invoice\u202efdp.exe');
+    expect(up.status).toBe(201);
+    expect(up.body.data.name).toBe('invoicefdp.exe');
+    await srv.call('DELETE', `/files/${up.body.data.id}`);
+  });
+
+  it('PUT /files refuses a lone surrogate, a control character, a bidi override and 256 characters with 400 naming name; the name is unchanged', async () => {
     const up = await uploadNamed('kept.pdf');
     const id = up.body.data.id;
-    for (const name of ['x\ud800y.txt', 'x\udc00', 'tab\there', 'nul\u0000', 'del\u007f', 'a'.repeat(256), '😀'.repeat(256)]) {
+    for (const name of ['x\ud800y.txt', 'x\udc00', 'tab\there', 'nul\u0000', 'del\u007f', 'c1\u0085', 'invoice\u202efdp.exe', 'iso\u2066late', 'a'.repeat(256), '😀'.repeat(256)]) {
       const r = await srv.call('PUT', `/files/${id}`, { body: { name } });
       expectFieldRefused(r, 'name');
       expect((await srv.call('GET', `/files/${id}`)).body.data.name).toBe('kept.pdf');
