@@ -14,17 +14,11 @@ let srv: TestServer;
 
 beforeAll(async () => {
   srv = await startTestServer();
-  const made = await srv.call('POST', '/schema/objects', {
-    body: {
-      name: 'deal',
-      attributes: [
-        { name: 'name', type: 'text' },
-        { name: 'atts', type: 'document', multiple: true },
-        { name: 'one', type: 'document' },
-      ],
-    },
-  });
-  expect(made.status).toBe(201);
+  await srv.defineObject('deal', [
+    { name: 'name', type: 'text' },
+    { name: 'atts', type: 'document', multiple: true },
+    { name: 'one', type: 'document' },
+  ]);
 });
 afterAll(async () => srv?.close());
 

@@ -17,18 +17,12 @@ let db: Database.Database;
 
 beforeAll(async () => {
   srv = await startTestServer();
-  const made = await srv.call('POST', '/schema/objects', {
-    body: {
-      name: 'deal',
-      attributes: [
-        { name: 'title', type: 'text' },
-        // No maxFileSize: the 25MB default applies (engine/model/attribute.ts).
-        { name: 'contract', type: 'document' },
-        { name: 'attachments', type: 'document', multiple: true },
-      ],
-    },
-  });
-  expect(made.status).toBe(201);
+  await srv.defineObject('deal', [
+    { name: 'title', type: 'text' },
+    // No maxFileSize: the 25MB default applies (engine/model/attribute.ts).
+    { name: 'contract', type: 'document' },
+    { name: 'attachments', type: 'document', multiple: true },
+  ]);
   // A second, read-only connection to the server's own database file (WAL allows it).
   db = new Database(join(srv.dataDir, 'schemasync.db'), { readonly: true });
 });

@@ -12,17 +12,11 @@ let srv: TestServer;
 
 beforeAll(async () => {
   srv = await startTestServer();
-  const made = await srv.call('POST', '/schema/objects', {
-    body: {
-      name: 'deal',
-      attributes: [
-        { name: 'title', type: 'text' },
-        { name: 'contract', type: 'document', accepts: ['application/pdf'], maxFileSize: 1024 },
-        { name: 'attachments', type: 'document', multiple: true },
-      ],
-    },
-  });
-  expect(made.status).toBe(201);
+  await srv.defineObject('deal', [
+    { name: 'title', type: 'text' },
+    { name: 'contract', type: 'document', accepts: ['application/pdf'], maxFileSize: 1024 },
+    { name: 'attachments', type: 'document', multiple: true },
+  ]);
 });
 afterAll(async () => srv?.close());
 
@@ -139,7 +133,7 @@ describe('files across a restart', () => {
 
 describe('document slots follow schema changes', () => {
   it('renaming a document attribute keeps its documents attached', async () => {
-    expect((await srv.call('POST', '/schema/objects', { body: { name: 'memo', attributes: [{ name: 'scan', type: 'document' }] } })).status).toBe(201);
+    await srv.defineObject('memo', [{ name: 'scan', type: 'document' }]);
     const memo = (await srv.call('POST', '/records/memo', { body: {} })).body.data;
     const doc = (await upload(`/upload/memo/${memo.id}/scan`, 'scan', 'image/png')).body.data;
     const renamed = await srv.call('PUT', '/schema/objects/memo/attributes/scan', { body: { name: 'scanned' } });

@@ -9,8 +9,7 @@ const { lines, stream } = logCapture();
 let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer({ logger: { level: 'info', stream } });
-  const made = await s.call('POST', '/schema/objects', { body: { name: 'note', attributes: [{ name: 'meta', type: 'json' }] } });
-  expect(made.status).toBe(201);
+  await s.defineObject('note', [{ name: 'meta', type: 'json' }]);
 });
 afterAll(async () => s.close());
 

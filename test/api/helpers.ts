@@ -36,6 +36,8 @@ export interface TestServer {
   call(method: string, path: string, options?: CallOptions): Promise<Reply>;
   /** Create a key with this role (and scopes) through the store; returns its secret. */
   keyFor(role: string, scopes?: string[] | null): string;
+  /** POST /schema/objects as the owner; fails the test, with the answer, unless it is 201. */
+  defineObject(name: string, attributes?: Record<string, unknown>[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -90,6 +92,10 @@ export async function startTestServer(
     ownerKey,
     call,
     keyFor: (role, scopes = null) => store.createKey({ name: `${role} key`, role, scopes: scopes as never }).secret,
+    async defineObject(name, attributes = []) {
+      const made = await call('POST', '/schema/objects', { body: { name, attributes } });
+      if (made.status !== 201) throw new Error(`creating object ${name} answered ${made.status}: ${made.text}`);
+    },
     async close() {
       await app.close();
       store.close();

@@ -23,21 +23,15 @@ beforeAll(async () => {
     body: { name: 'company', attributes: [{ name: 'name', type: 'text', required: true, unique: true }] },
   });
   expect(company.status).toBe(201);
-  const deal = await s.call('POST', '/schema/objects', {
-    body: {
-      name: 'deal',
-      attributes: [
-        { name: 'title', type: 'text', required: true },
-        { name: 'code', type: 'text', unique: true },
-        { name: 'n1', type: 'integer' },
-        { name: 'n2', type: 'integer' },
-        { name: 'stage', type: 'select', options: ['lead', 'won'] },
-        { name: 'tags', type: 'multiselect', options: ['a', 'b', 'c'] },
-        { name: 'company', type: 'relation', target: 'company' },
-      ],
-    },
-  });
-  expect(deal.status).toBe(201);
+  await s.defineObject('deal', [
+    { name: 'title', type: 'text', required: true },
+    { name: 'code', type: 'text', unique: true },
+    { name: 'n1', type: 'integer' },
+    { name: 'n2', type: 'integer' },
+    { name: 'stage', type: 'select', options: ['lead', 'won'] },
+    { name: 'tags', type: 'multiselect', options: ['a', 'b', 'c'] },
+    { name: 'company', type: 'relation', target: 'company' },
+  ]);
 });
 afterAll(async () => s.close());
 
@@ -47,8 +41,7 @@ const count = async (object: string) => (await s.call('POST', `/records/${object
 
 describe('protected objects (SCHEMA_PROTECTED_OBJECT)', () => {
   it("a protected object's attributes can be neither changed nor deleted (403), and nothing changes", async () => {
-    const o = await s.call('POST', '/schema/objects', { body: { name: 'vault', attributes: [{ name: 'secret', type: 'text', maxLength: 10 }] } });
-    expect(o.status).toBe(201);
+    await s.defineObject('vault', [{ name: 'secret', type: 'text', maxLength: 10 }]);
     // Nothing public marks an object protected yet (core and bundle objects will): set the
     // flag from another connection, which the server notices (data_version).
     const db = new Database(join(s.dataDir, 'schemasync.db'));

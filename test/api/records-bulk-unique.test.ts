@@ -7,17 +7,11 @@ import { expectError, startTestServer, type TestServer } from './helpers.js';
 let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
-  const slot = await s.call('POST', '/schema/objects', {
-    body: {
-      name: 'slot',
-      attributes: [
-        { name: 'title', type: 'text' },
-        { name: 'code', type: 'text', unique: true },
-        { name: 'position', type: 'integer', unique: true },
-      ],
-    },
-  });
-  expect(slot.status).toBe(201);
+  await s.defineObject('slot', [
+    { name: 'title', type: 'text' },
+    { name: 'code', type: 'text', unique: true },
+    { name: 'position', type: 'integer', unique: true },
+  ]);
 });
 afterAll(async () => s.close());
 

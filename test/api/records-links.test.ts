@@ -11,7 +11,6 @@ beforeAll(async () => {
 afterAll(async () => s.close());
 
 type Rec = { id: string; version: number; values: Record<string, unknown> };
-const object = async (name: string, attributes: unknown[]) => expect((await s.call('POST', '/schema/objects', { body: { name, attributes } })).status).toBe(201);
 const create = async (name: string, values: Record<string, unknown>): Promise<Rec> => {
   const r = await s.call('POST', `/records/${name}`, { body: values });
   expect(r.status).toBe(201);
@@ -28,7 +27,7 @@ const total = async (name: string) => (await s.call('POST', `/records/${name}/se
 
 describe('deleting linked records', () => {
   it('a self relation: deleting a parent with five of its six children clears the sixth', async () => {
-    await object('node', [{ name: 'name', type: 'text' }, { name: 'parent', type: 'relation', target: 'node' }]);
+    await s.defineObject('node', [{ name: 'name', type: 'text' }, { name: 'parent', type: 'relation', target: 'node' }]);
     const root = await create('node', { name: 'root' });
     const kids = await bulkCreate('node', Array.from({ length: 6 }, (_, i) => ({ name: `kid${i}`, parent: root.id })));
     const d = await bulkDelete('node', [root.id, ...kids.slice(0, 5).map((k) => k.id)]);
@@ -40,7 +39,7 @@ describe('deleting linked records', () => {
   });
 
   it('a required self relation: 409 while any survivor needs a deleted record, nothing deleted; fine once none does', async () => {
-    await object('rnode', [{ name: 'name', type: 'text' }, { name: 'boss', type: 'relation', target: 'rnode' }]);
+    await s.defineObject('rnode', [{ name: 'name', type: 'text' }, { name: 'boss', type: 'relation', target: 'rnode' }]);
     const root = await create('rnode', { name: 'root' });
     expect((await s.call('PUT', `/records/rnode/${root.id}`, { body: { boss: root.id }, headers: { 'if-match': '*' } })).status).toBe(200);
     expect((await s.call('PUT', '/schema/objects/rnode/attributes/boss', { body: { required: true } })).status).toBe(200);
@@ -58,7 +57,7 @@ describe('deleting linked records', () => {
   });
 
   it('a multi-valued self relation: more than five linkers lose the deleted ids, order kept, one version each', async () => {
-    await object('peer', [
+    await s.defineObject('peer', [
       { name: 'name', type: 'text' },
       { name: 'friends', type: 'relation', target: 'peer', multiple: true },
     ]);
@@ -75,8 +74,8 @@ describe('deleting linked records', () => {
   });
 
   it('a required list: 409 when a delete would leave it empty, nothing deleted; fine while one id survives', async () => {
-    await object('member', [{ name: 'name', type: 'text' }]);
-    await object('team', [{ name: 'name', type: 'text' }, { name: 'members', type: 'relation', target: 'member', multiple: true, required: true }]);
+    await s.defineObject('member', [{ name: 'name', type: 'text' }]);
+    await s.defineObject('team', [{ name: 'name', type: 'text' }, { name: 'members', type: 'relation', target: 'member', multiple: true, required: true }]);
     const [a, b] = await bulkCreate('member', [{ name: 'a' }, { name: 'b' }]);
     const teams = await bulkCreate('team', Array.from({ length: 7 }, (_, i) => ({ name: `t${i}`, members: [a!.id, b!.id] })));
     expect((await bulkDelete('member', [a!.id])).status).toBe(200);
@@ -87,8 +86,8 @@ describe('deleting linked records', () => {
   });
 
   it('a record linking to a deleted record through two attributes moves one version', async () => {
-    await object('par', [{ name: 'name', type: 'text' }]);
-    await object('kid', [
+    await s.defineObject('par', [{ name: 'name', type: 'text' }]);
+    await s.defineObject('kid', [
       { name: 'name', type: 'text' },
       { name: 'p', type: 'relation', target: 'par' },
       { name: 'pm', type: 'relation', target: 'par', multiple: true },

@@ -7,29 +7,17 @@ let s: TestServer;
 
 beforeAll(async () => {
   s = await startTestServer({ keepData: true });
-  const company = await s.call('POST', '/schema/objects', {
-    body: {
-      name: 'company',
-      attributes: [
-        { name: 'name', type: 'text', required: true, unique: true, maxLength: 120 },
-        { name: 'employees', type: 'integer', min: 0 },
-      ],
-    },
-  });
-  expect(company.status).toBe(201);
-  const deal = await s.call('POST', '/schema/objects', {
-    body: {
-      name: 'deal',
-      attributes: [
-        { name: 'title', type: 'text', required: true },
-        { name: 'stage', type: 'select', options: ['lead', 'qualified', 'won', 'lost'] },
-        { name: 'amount', type: 'number', min: 0 },
-        { name: 'counter', type: 'integer' },
-        { name: 'company', type: 'relation', target: 'company' },
-      ],
-    },
-  });
-  expect(deal.status).toBe(201);
+  await s.defineObject('company', [
+    { name: 'name', type: 'text', required: true, unique: true, maxLength: 120 },
+    { name: 'employees', type: 'integer', min: 0 },
+  ]);
+  await s.defineObject('deal', [
+    { name: 'title', type: 'text', required: true },
+    { name: 'stage', type: 'select', options: ['lead', 'qualified', 'won', 'lost'] },
+    { name: 'amount', type: 'number', min: 0 },
+    { name: 'counter', type: 'integer' },
+    { name: 'company', type: 'relation', target: 'company' },
+  ]);
 });
 afterAll(async () => s.close());
 

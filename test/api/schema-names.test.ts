@@ -7,7 +7,7 @@ import { expectError, startTestServer, type TestServer } from './helpers.js';
 let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
-  expect((await s.call('POST', '/schema/objects', { body: { name: 'deal', attributes: [{ name: 'title', type: 'text' }] } })).status).toBe(201);
+  await s.defineObject('deal', [{ name: 'title', type: 'text' }]);
 });
 afterAll(async () => s.close());
 

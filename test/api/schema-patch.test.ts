@@ -8,18 +8,12 @@ import { expectError, startTestServer, type TestServer } from './helpers.js';
 let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
-  const r = await s.call('POST', '/schema/objects', {
-    body: {
-      name: 'pact',
-      attributes: [
-        { name: 'title', type: 'text', maxLength: 5, default: 'abc' },
-        { name: 'stage', type: 'select', options: ['lead', 'won'] },
-        { name: 'score', type: 'number', min: 1, max: 5 },
-        { name: 'size', type: 'integer', min: 0 },
-      ],
-    },
-  });
-  expect(r.status).toBe(201);
+  await s.defineObject('pact', [
+    { name: 'title', type: 'text', maxLength: 5, default: 'abc' },
+    { name: 'stage', type: 'select', options: ['lead', 'won'] },
+    { name: 'score', type: 'number', min: 1, max: 5 },
+    { name: 'size', type: 'integer', min: 0 },
+  ]);
 });
 afterAll(async () => s.close());
 

@@ -175,7 +175,7 @@ describe('protected objects', () => {
     // No route makes an object protected (core and bundle objects are seeded by the
     // platform), so the flag is set in the database file between two starts.
     const first = await startTestServer({ keepData: true });
-    expect((await first.call('POST', '/schema/objects', { body: { name: 'core_user', attributes: [{ name: 'email', type: 'email' }] } })).status).toBe(201);
+    await first.defineObject('core_user', [{ name: 'email', type: 'email' }]);
     await first.app.close();
     first.store.close();
     const db = new Database(join(first.dataDir, 'schemasync.db'));

@@ -6,19 +6,13 @@ import { expectError, startTestServer, type TestServer } from './helpers.js';
 let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
-  const o = await s.call('POST', '/schema/objects', {
-    body: {
-      name: 'shift',
-      attributes: [
-        { name: 'title', type: 'text', required: true },
-        { name: 'at', type: 'datetime' },
-        { name: 'amount', type: 'number', min: 0 },
-        { name: 'closed', type: 'boolean' },
-        { name: 'stage', type: 'select', options: ['lead', 'won'] },
-      ],
-    },
-  });
-  expect(o.status).toBe(201);
+  await s.defineObject('shift', [
+    { name: 'title', type: 'text', required: true },
+    { name: 'at', type: 'datetime' },
+    { name: 'amount', type: 'number', min: 0 },
+    { name: 'closed', type: 'boolean' },
+    { name: 'stage', type: 'select', options: ['lead', 'won'] },
+  ]);
   const made = await s.call('POST', '/records/shift/bulk-create', {
     body: {
       records: [

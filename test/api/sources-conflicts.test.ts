@@ -59,7 +59,7 @@ describe('sync conflicts the plan used to miss', () => {
     s = await startTestServer();
     await push(one('old', { v: { type: 'text' } }));
     const id = await create('old', { v: 'keep' });
-    expect((await s.call('POST', '/schema/objects', { body: { name: 'neu', attributes: [{ name: 'v', type: 'text' }] } })).status).toBe(201);
+    await s.defineObject('neu', [{ name: 'v', type: 'text' }]);
     const after: Decl = { objects: { neu: { renamedFrom: 'old', attributes: { v: { type: 'text' } } } }, views: {} };
     expectError(await push(after, { allowDestructive: true }), { status: 409, code: 'SCHEMA_SYNC_CONFLICT' });
     expect(await values('old', id)).toEqual({ v: 'keep' });
