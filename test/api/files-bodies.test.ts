@@ -1,9 +1,8 @@
 import Database from 'better-sqlite3';
-import { existsSync, readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, startTestServer, type Reply, type TestServer } from './helpers.js';
+import { expectError, fileEntries, startTestServer, type Reply, type TestServer } from './helpers.js';
 
 /**
  * What a multipart body may carry, over real HTTP on a real server and SQLite file:
@@ -31,16 +30,7 @@ afterAll(async () => {
 });
 
 const rows = (t: '_ss_files' | '_ss_documents') => (db.prepare(`SELECT COUNT(*) AS n FROM ${t}`).get() as { n: number }).n;
-/** Every entry under <data>/files: bytes, temporaries and shard folders alike. */
-function entries(root = join(srv.dataDir, 'files')): string[] {
-  if (!existsSync(root)) return [];
-  const out: string[] = [];
-  for (const e of readdirSync(root, { withFileTypes: true })) {
-    out.push(e.name);
-    if (e.isDirectory()) out.push(...entries(join(root, e.name)));
-  }
-  return out;
-}
+const entries = () => fileEntries(srv.dataDir);
 async function expectNothingKept(): Promise<void> {
   expect(rows('_ss_files') + rows('_ss_documents')).toBe(0);
   expect(entries()).toEqual([]);

@@ -1,10 +1,9 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, startTestServer, type Reply, type TestServer } from './helpers.js';
+import { expectError, fileEntries, startTestServer, type Reply, type TestServer } from './helpers.js';
 
 /**
  * Refusals that must leave the real SQLite store and the blob folder exactly as they were
@@ -31,18 +30,8 @@ afterAll(async () => {
   await srv?.close();
 });
 
-const filesRoot = () => join(srv.dataDir, 'files');
 const rows = (t: '_ss_files' | '_ss_documents') => (db.prepare(`SELECT COUNT(*) AS n FROM ${t}`).get() as { n: number }).n;
-/** Every entry under <data>/files: bytes, temporaries and shard folders alike. */
-function entries(root = filesRoot()): string[] {
-  if (!existsSync(root)) return [];
-  const out: string[] = [];
-  for (const e of readdirSync(root, { withFileTypes: true })) {
-    out.push(e.name);
-    if (e.isDirectory()) out.push(...entries(join(root, e.name)));
-  }
-  return out;
-}
+const entries = () => fileEntries(srv.dataDir);
 
 async function newDeal(): Promise<{ id: string; version: number }> {
   const r = await srv.call('POST', '/records/deal', { body: { title: 'd' } });

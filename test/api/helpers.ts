@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -156,4 +156,15 @@ export type Decl = { objects: Record<string, { renamedFrom?: string; label?: str
 /** PUT /schema/sources/crm with this declaration (and dryRun / allowDestructive). */
 export function pushDeclaration(s: TestServer, decl: Decl, opts: { dryRun?: boolean; allowDestructive?: boolean | string[] } = {}): Promise<Reply> {
   return s.call('PUT', '/schema/sources/crm', { body: { declaration: decl, ...opts } });
+}
+
+/** Every entry under <dataDir>/files: bytes, temporaries and shard folders alike. */
+export function fileEntries(dataDir: string, root = join(dataDir, 'files')): string[] {
+  if (!existsSync(root)) return [];
+  const out: string[] = [];
+  for (const e of readdirSync(root, { withFileTypes: true })) {
+    out.push(e.name);
+    if (e.isDirectory()) out.push(...fileEntries(dataDir, join(root, e.name)));
+  }
+  return out;
 }
