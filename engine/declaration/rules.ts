@@ -1,5 +1,5 @@
 import type { AttributeSpec } from '../model/attribute.js';
-import { SYSTEM_FILTER_FIELDS, FILTER_OPS, checkFilter, checkSort, type FilterOp, type Scalar } from '../model/filter.js';
+import { SYSTEM_FILTER_FIELDS, systemFilterSpec, FILTER_OPS, checkFilter, checkSort, type FilterOp, type Scalar } from '../model/filter.js';
 import { filterOperand, operandSpec } from '../model/filter-operand.js';
 import { attributeNameProblem, isValidName, objectNameProblem } from '../model/names.js';
 import { parseSize } from '../model/sizes.js';
@@ -346,7 +346,8 @@ function checkFilterValues(
       checkFilterValues(value, attributes, [...base, key], report);
       continue;
     }
-    const attr = attributes[key];
+    // System fields (created_at, version, …) compare by their own type, as in search.
+    const attr = Object.hasOwn(attributes, key) ? attributes[key] : systemFilterSpec(key);
     if (!isPlainObject(attr) || !isAttributeType(attr['type'])) continue;
     // The attribute's own checks report a malformed options list; here it counts as none.
     const options = Array.isArray(attr['options']) ? (attr['options'] as unknown[]).map(String) : [];

@@ -1,4 +1,5 @@
 import type { FieldError } from '../errors.js';
+import { SYSTEM_SPECS, type AttributeSpec } from './attribute.js';
 
 /**
  * The filter and sort grammar of record search and views (contract.md §3):
@@ -25,6 +26,11 @@ export interface SortSpec {
 
 /** Attributes every record has and that search may filter and sort on. */
 export const SYSTEM_FILTER_FIELDS = ['id', 'version', 'created_at', 'updated_at', 'created_by'] as const;
+
+/** The spec a filter on a system field compares by (search and views alike), or undefined. */
+export function systemFilterSpec(name: string): AttributeSpec | undefined {
+  return (SYSTEM_FILTER_FIELDS as readonly string[]).includes(name) ? SYSTEM_SPECS.find((a) => a.name === name) : undefined;
+}
 
 const COMBINATORS = new Set(['and', 'or', 'not']);
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>

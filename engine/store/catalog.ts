@@ -10,15 +10,6 @@ import type { Db } from './db.js';
  * keeps one cached copy of every object and drops it after any schema write.
  */
 
-/** contract.md §2: the system attributes and the type each one reads as. */
-export const SYSTEM_SPECS: readonly AttributeSpec[] = [
-  { name: 'id', type: 'text' },
-  { name: 'object', type: 'text' },
-  { name: 'version', type: 'integer' },
-  { name: 'created_at', type: 'datetime' },
-  { name: 'updated_at', type: 'datetime' },
-  { name: 'created_by', type: 'text' },
-];
 
 /** System attributes that are real columns (`object` is the table itself). */
 export const SYSTEM_COLUMNS = ['id', 'version', 'created_at', 'updated_at', 'created_by'] as const;

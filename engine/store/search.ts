@@ -1,11 +1,11 @@
 import { ServiceError, type FieldError } from '../errors.js';
 import type { AttributeSpec } from '../model/attribute.js';
-import { checkFilter, checkSort, SYSTEM_FILTER_FIELDS, type Filter, type FilterOp, type Scalar, type SortSpec } from '../model/filter.js';
+import { checkFilter, checkSort, SYSTEM_FILTER_FIELDS, systemFilterSpec, type Filter, type FilterOp, type Scalar, type SortSpec } from '../model/filter.js';
 import { filterOperand, operandSpec } from '../model/filter-operand.js';
 import { sqlIdent } from '../model/names.js';
 import type { StoredObject } from '../model/stored.js';
 import type { SqlValue } from '../model/types/type-def.js';
-import { isMultiValued, SYSTEM_SPECS, tableIdent } from './catalog.js';
+import { isMultiValued, tableIdent } from './catalog.js';
 import type { SearchInput, SearchPage } from './types.js';
 
 /**
@@ -43,7 +43,7 @@ function fieldsOf(o: StoredObject): Map<string, Field> {
   m = new Map<string, Field>();
   fieldCache.set(o, m);
   const field = (a: AttributeSpec): Field => ({ sql: sqlIdent(a.name), spec: operandSpec(a), multi: isMultiValued(a) });
-  for (const a of SYSTEM_SPECS) if ((SYSTEM_FILTER_FIELDS as readonly string[]).includes(a.name)) m.set(a.name, field(a));
+  for (const name of SYSTEM_FILTER_FIELDS) m.set(name, field(systemFilterSpec(name)!));
   for (const a of o.attributes) if (!a.system) m.set(a.name, field(a));
   return m;
 }

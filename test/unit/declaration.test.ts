@@ -144,6 +144,12 @@ describe('validateDeclaration', () => {
     expect(only(decl({ done: { gt: false } })).message).toBe('View "v": gt does not apply to "done" (boolean): use eq, ne, in, nin or isNull');
     expect(only(decl({ tags: { contains: 'y' } })).path).toEqual(['views', 'v', 'filter', 'tags', 'contains']);
     expect(errors(decl({ at: { gte: '2026-06-01T00:00:00+02:00' }, done: true, tags: 'x', amount: { lt: -1 } }))).toEqual([]);
+    // System fields compare by their own types, as search does (a view search would refuse).
+    expect(errors(decl({ created_at: { gt: 'yesterday' }, version: { gt: 'abc' } })).map((d) => d.path)).toEqual([
+      ['views', 'v', 'filter', 'created_at', 'gt'],
+      ['views', 'v', 'filter', 'version', 'gt'],
+    ]);
+    expect(errors(decl({ created_at: { gt: '2026-01-01T00:00:00Z' }, version: { gte: 2 }, id: { ne: 'x' } }))).toEqual([]);
   });
 
   test('every problem is reported in one run', () => {
