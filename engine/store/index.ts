@@ -64,9 +64,13 @@ interface StoredRuleRow {
   path: (string | number)[];
 }
 
-/** Whether any of these attributes has a store-side rule (unique, or a relation target). */
-function hasStoredRules(attrs: readonly AttributeSpec[]): boolean {
-  return attrs.some((a) => a.unique || (a.type === 'relation' && a.target !== undefined));
+/** The store-side rules: relation values name records that exist; unique values are free. */
+type StoredRule = 'relations' | 'unique';
+const ALL_STORED_RULES: readonly StoredRule[] = ['relations', 'unique'];
+
+/** Whether any of these attributes has one of these store-side rules. */
+function hasStoredRules(attrs: readonly AttributeSpec[], rules: readonly StoredRule[] = ALL_STORED_RULES): boolean {
+  return attrs.some((a) => (rules.includes('unique') && a.unique) || (rules.includes('relations') && a.type === 'relation' && a.target !== undefined));
 }
 
 interface RecordRow {
@@ -480,13 +484,14 @@ export class SqliteStore implements Store {
    * Store-side value rules (relation targets exist, unique against stored rows and within
    * the batch). Errors are collected, not thrown, so every bad attribute is reported.
    */
-  private checkStoredRules(o: StoredObject, rows: StoredRuleRow[], attrs: readonly AttributeSpec[] = userAttributes(o)): FieldError[] {
+  private checkStoredRules(o: StoredObject, rows: StoredRuleRow[], rules: readonly StoredRule[] = ALL_STORED_RULES): FieldError[] {
     const errors: FieldError[] = [];
+    const attrs = userAttributes(o);
     // Most batches have no relation or unique attribute to check: skip the id set (10,000 ids).
-    if (!hasStoredRules(attrs)) return errors;
+    if (!hasStoredRules(attrs, rules)) return errors;
     const batchIds = new Set(rows.map((r) => r.id));
     for (const spec of attrs) {
-      if (spec.type === 'relation' && spec.target !== undefined) {
+      if (rules.includes('relations') && spec.type === 'relation' && spec.target !== undefined) {
         const exists = this.stmt(`SELECT 1 FROM ${tableIdent(spec.target)} WHERE id = ?`);
         for (const r of rows) {
           if (!Object.hasOwn(r.parsed.values, spec.name)) continue;
@@ -498,7 +503,7 @@ export class SqliteStore implements Store {
           }
         }
       }
-      if (spec.unique) {
+      if (rules.includes('unique') && spec.unique) {
         const taken = this.stmt(`SELECT id FROM ${tableIdent(o.name)} WHERE ${sqlIdent(spec.name)} = ? AND id <> ? LIMIT 1`);
         const inBatch = new Map<SqlValue, number>();
         const at = columnIndex(o, spec.name);
@@ -570,16 +575,16 @@ export class SqliteStore implements Store {
     if (errors) throw validationFailed(mergeErrors(errors, this.checkStoredRules(o, rows())));
     // Unique values are left to the unique indexes on the fast path; a violation rolls the
     // batch back and the checks below run on the untouched table to name every offender.
-    const cheap = attrs.filter((a) => !a.unique);
+    // Relation targets are checked here, unique or not: no index knows whether they exist.
     let uniqueHit = false;
     try {
       return this.tx(() => {
-        if (hasStoredRules(cheap)) {
-          const stored = this.checkStoredRules(o, rows(), cheap);
+        if (hasStoredRules(attrs, ['relations'])) {
+          const stored = this.checkStoredRules(o, rows(), ['relations']);
           // Every bad attribute is reported (contract.md §3, unique included): once the batch
           // is refused anyway, the unique values the index would have judged are checked too.
           // Only here, on the error path, so a clean batch pays for no unique lookups.
-          if (stored.length > 0) throw validationFailed(mergeErrors(stored, this.checkStoredRules(o, rows(), attrs.filter((a) => a.unique))));
+          if (stored.length > 0) throw validationFailed(mergeErrors(stored, this.checkStoredRules(o, rows(), ['unique'])));
         }
         const { stmt, names } = this.insertStatement(o);
         const t = now();
@@ -617,7 +622,7 @@ export class SqliteStore implements Store {
       });
     } catch (err) {
       if (!uniqueHit) throw err;
-      const named = this.checkStoredRules(o, rows(), attrs.filter((a) => a.unique));
+      const named = this.checkStoredRules(o, rows(), ['unique']);
       throw named.length > 0 ? validationFailed(named) : err;
     }
   }
@@ -633,14 +638,14 @@ export class SqliteStore implements Store {
   }
 
   private writeUpdates(o: StoredObject, items: { id: string; ifMatch: number | '*'; values: unknown }[], bulk: boolean): RecordOut[] {
+    // Each row's path is where its values sit in the body (`records[i].values` in a batch).
     const rows = items.map((item, i) => {
       const path = bulk ? ['records', i, 'values'] : [];
-      return { id: item.id, ifMatch: item.ifMatch, parsed: parseRecordBody(o, item.values, 'update', path), path: bulk ? ['records', i] : [] };
+      return { id: item.id, ifMatch: item.ifMatch, parsed: parseRecordBody(o, item.values, 'update', path), path };
     });
-    const valuePath = (r: (typeof rows)[number]): (string | number)[] => (bulk ? [...r.path, 'values'] : r.path);
     const errors = rows.flatMap((r) => r.parsed.errors);
     // As for creates: the stored rules run on what parsed, so every bad attribute is named.
-    if (errors.length > 0) throw validationFailed(mergeErrors(errors, this.checkStoredRules(o, rows.map((r) => ({ ...r, path: valuePath(r) })))));
+    if (errors.length > 0) throw validationFailed(mergeErrors(errors, this.checkStoredRules(o, rows)));
     const seen = new Set<string>();
     rows.forEach((r, i) => {
       if (seen.has(r.id)) throw validationFailed([{ path: ['records', i, 'id'], message: `record ${r.id} is listed twice` }]);
@@ -657,7 +662,7 @@ export class SqliteStore implements Store {
         }
         return row;
       });
-      const stored = this.checkStoredRules(o, rows.map((r) => ({ ...r, path: valuePath(r) })));
+      const stored = this.checkStoredRules(o, rows);
       if (stored.length > 0) throw validationFailed(stored);
       const t = now();
       const out: RecordOut[] = [];
@@ -695,10 +700,10 @@ export class SqliteStore implements Store {
           // collision they missed is still a 400 naming the item, not a 500.
           if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
           const unique = userAttributes(o).filter((a) => a.unique && names.includes(a.name)).map((a) => a.name);
-          throw validationFailed(unique.map((n) => ({ path: [...r.path, ...(bulk ? ['values'] : []), n], message: `${n} must be unique: another record holds this value while the batch applies` })));
+          throw validationFailed(unique.map((n) => ({ path: [...r.path, n], message: `${n} must be unique: another record holds this value while the batch applies` })));
         }
       });
-      const docErrors = this.checkDocumentValues(o, rows.map((r) => ({ ...r, path: valuePath(r) })));
+      const docErrors = this.checkDocumentValues(o, rows);
       if (docErrors.length > 0) throw validationFailed(docErrors);
       for (const r of rows) out.push(this.toRecord(o, this.requireRow(o, r.id)));
       return out;

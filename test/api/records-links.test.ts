@@ -104,3 +104,34 @@ describe('deleting linked records', () => {
     expect((await get('kid', bystander.id)).version).toBe(1);
   });
 });
+
+describe('relation targets must exist, unique relations too', () => {
+  // A unique relation (one-to-one) was left to the unique index, which cannot know whether
+  // the target exists: creates stored links to nothing.
+  it('create and bulk-create refuse a unique relation naming a missing record; nothing is written', async () => {
+    await s.defineObject('person', [{ name: 'name', type: 'text' }]);
+    await s.defineObject('badge', [
+      { name: 'holder', type: 'relation', target: 'person', unique: true },
+      { name: 'backup', type: 'relation', target: 'person' },
+    ]);
+    const ann = await create('person', { name: 'ann' });
+    const ghost = crypto.randomUUID();
+    expectError(await s.call('POST', '/records/badge', { body: { holder: ghost } }), { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    const bulk = await s.call('POST', '/records/badge/bulk-create', { body: { records: [{ holder: ann.id }, { holder: ghost, backup: ghost }] } });
+    expectError(bulk, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    expect(bulk.body.errors.map((e: { path: unknown[] }) => e.path)).toEqual([
+      ['records', 1, 'holder'],
+      ['records', 1, 'backup'],
+    ]);
+    expect(await total('badge')).toBe(0);
+    // A missing target and a taken unique value in one batch: both named.
+    const held = await create('badge', { holder: ann.id });
+    const both = await s.call('POST', '/records/badge/bulk-create', { body: { records: [{ holder: ann.id }, { holder: ghost }] } });
+    expect(both.body.errors.map((e: { path: unknown[] }) => e.path)).toEqual([
+      ['records', 0, 'holder'],
+      ['records', 1, 'holder'],
+    ]);
+    expect(await total('badge')).toBe(1);
+    expect((await get('badge', held.id)).values['holder']).toBe(ann.id);
+  });
+});
