@@ -349,12 +349,9 @@ export class SqliteStore implements Store {
     const attrId = this.insertAttributeRow(o.id, spec, position, owner, false);
     addColumn(this.db, o.name, spec);
     this.objectChanged(o.id);
-    if (spec.default !== undefined && spec.default !== null) {
-      const parsed = typeDef(spec.type).parse(spec.default, spec);
-      if (parsed.ok) {
-        this.db.prepare(`UPDATE ${tableIdent(o.name)} SET ${sqlIdent(spec.name)} = ?`).run(typeDef(spec.type).toColumn(parsed.value, spec));
-      }
-    }
+    // The new column is empty everywhere: every record takes the default, by the one backfill
+    // rule (each filled record's version moves, as for a required attribute's backfill).
+    backfillDefault(this.db, o.name, spec);
     // the default is written above, so there is nothing left to backfill: refuse only
     this.refuseViolations(o.name, spec, spec);
     syncIndex(this.db, o.name, attrId, spec, true);

@@ -151,3 +151,18 @@ describe('the same body through the SDK and in openapi.json', () => {
     expect(add).not.toHaveProperty('renamedFrom');
   });
 });
+
+describe('an added attribute with a default fills records by the one backfill rule', () => {
+  it('POST …/attributes with a default: every record takes it and moves one version, its etag too', async () => {
+    await s.defineObject('tally', [{ name: 'name', type: 'text' }]);
+    const a = (await s.call('POST', '/records/tally', { body: { name: 'a' } })).body.data;
+    const added = await s.call('POST', '/schema/objects/tally/attributes', { body: { name: 'count', type: 'integer', default: 7 } });
+    expect(added.status).toBe(201);
+    const got = await s.call('GET', `/records/tally/${a.id}`);
+    expect(got.body.data.values).toEqual({ name: 'a', count: 7 });
+    expect(got.body.data.version).toBe(2);
+    expect(got.headers.get('etag')).toBe('"2"');
+    // The version read before the fill no longer matches: the client sees the new value first.
+    expectError(await s.call('PUT', `/records/tally/${a.id}`, { body: { name: 'b' }, headers: { 'if-match': '"1"' } }), { status: 409, code: 'SCHEMA_CONFLICT' });
+  });
+});
