@@ -41,7 +41,8 @@ function codePoints(s: string): number {
  */
 export function cleanFileName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop()!.replace(CONTROL_CHARACTERS, '').replace(LONE_SURROGATES, '\ufffd').trim();
-  const cut = cutToLength(base, MAX_FILE_NAME_LENGTH);
+  // Trimmed again after the cut, which can end on a space: a stored name is one PUT /files takes.
+  const cut = cutToLength(base, MAX_FILE_NAME_LENGTH).trim();
   return cut === '' || cut === '.' || cut === '..' ? 'file' : cut;
 }
 
@@ -54,9 +55,15 @@ function cutToLength(name: string, max: number): string {
   return Array.from(name.slice(0, name.length - keep.length)).slice(0, max - codePoints(keep)).join('') + keep;
 }
 
-/** Why a name sent to PUT /files cannot be stored, or null. */
+/**
+ * Why a name sent to PUT /files cannot be stored as sent, or null: whatever an upload's
+ * name would lose to cleanFileName is refused here, so a name that passes is stored as is.
+ */
 export function fileNameProblem(name: string): string | null {
   if (BAD_CHARACTER.test(name)) return 'name must not contain control characters, bidirectional overrides or unpaired surrogates';
+  if (/[\\/]/.test(name)) return 'name must be a file name, without / or \\';
+  if (name.trim() !== name) return 'name must not begin or end with whitespace';
+  if (name === '' || name === '.' || name === '..') return 'name must not be empty, "." or ".."';
   if (codePoints(name) > MAX_FILE_NAME_LENGTH) return `name must be at most ${MAX_FILE_NAME_LENGTH} characters`;
   return null;
 }

@@ -279,7 +279,7 @@ export class FilesEngine {
     if (problem) throw invalidField('name', problem);
     return this.db.transaction(() => {
       assertMayChange(this.getFile(id), actor, 'rename');
-      this.db.prepare('UPDATE _ss_files SET name = ? WHERE id = ?').run(cleanFileName(name), id);
+      this.db.prepare('UPDATE _ss_files SET name = ? WHERE id = ?').run(name, id);
       return this.getFile(id);
     })();
   }

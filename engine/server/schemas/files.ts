@@ -66,7 +66,7 @@ export const renameFileSchema = {
     type: 'object',
     required: ['name'],
     additionalProperties: false,
-    properties: { name: { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH, description: 'no control characters; the last path segment is kept' } },
+    properties: { name: { type: 'string', minLength: 1, maxLength: MAX_FILE_NAME_LENGTH, description: 'stored as sent: no control characters, bidirectional overrides, / or \\, no surrounding whitespace' } },
   },
   response: responses(200, fileOut),
 };
