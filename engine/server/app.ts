@@ -29,7 +29,16 @@ export interface CreateServerOptions {
   now?: () => number;
   /** Largest accepted request body in bytes (413 PAYLOAD_TOO_LARGE beyond). */
   bodyLimit?: number;
+  /** Longest a request may take to arrive, in ms (408 SCHEMA_TIMEOUT beyond); and how often that is checked (tests). */
+  requestTimeout?: { ms: number; checkEveryMs?: number };
 }
+
+/**
+ * Node's own default (5 minutes), which Fastify turns off: a client that trickles a request
+ * in byte by byte cannot hold a connection for ever, while a 25 MB upload still has time
+ * over a slow link.
+ */
+const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 
 /** A bulk write of 1000 records with a few fields each fits comfortably. */
 const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
@@ -74,6 +83,8 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
       return typeof sent === 'string' && isUuid(sent) ? sent : randomUUID();
     },
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    requestTimeout: options.requestTimeout?.ms ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    ...(options.requestTimeout?.checkEveryMs ? { http: { connectionsCheckingInterval: options.requestTimeout.checkEveryMs } } : {}),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Our JSON parser (json-body.ts) refuses these keys with a reasoned 400; kept strict
     // here too for any parser that falls back to Fastify's.
@@ -89,6 +100,9 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     // Requests Node's HTTP parser refuses never reach Fastify: client-error.ts answers them.
     clientErrorHandler: (error, socket) => answerClientError(error, socket, app.log),
   });
+  // Headers are part of the request. Node swaps the two limits when headersTimeout (60 s) is
+  // the longer, so a requestTimeout under 60 s would bound the whole request by 60 s.
+  app.server.headersTimeout = Math.min(app.server.headersTimeout, app.server.requestTimeout || Infinity);
 
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {

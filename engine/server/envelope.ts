@@ -65,11 +65,13 @@ export function errorBody(statusCode: number, message: string, code?: string, er
 
 /**
  * The framework's own refusals (router, body reader, Node's HTTP parser) keep their 4xx
- * status; the contract gives a code to two of them (contract.md §3), found here by the
- * status the one table gives that code. Any other status answers without a code.
+ * status; where the spec or the contract has a code for that status (408 SCHEMA_TIMEOUT,
+ * 404 ROUTE_NOT_FOUND, 413 PAYLOAD_TOO_LARGE) it is found here by the status the one table
+ * gives it. The rest (400 an unparseable request, 414, 431) are requests that could not be
+ * read, answered like a body that could not be parsed: no code (Envelope rule 1).
  */
 const FRAMEWORK_CODES = new Map<number, ErrorCode>(
-  (['ROUTE_NOT_FOUND', 'PAYLOAD_TOO_LARGE'] as const).map((code) => [statusForCode(code), code]),
+  (['SCHEMA_TIMEOUT', 'ROUTE_NOT_FOUND', 'PAYLOAD_TOO_LARGE'] as const).map((code) => [statusForCode(code), code]),
 );
 
 export function frameworkErrorBody(status: number, message: string): ErrorBody {

@@ -113,6 +113,29 @@ describe('client errors from the HTTP parser', () => {
     expect(await logLinesOf(r.headers['x-request-id']!)).toHaveLength(1);
   });
 
+  it("a request that takes too long to arrive is 408 SCHEMA_TIMEOUT (the spec's code for 408), and the socket closes", async () => {
+    // The same server with a 300 ms request timeout (5 minutes by default), checked every 50 ms.
+    const slow = await startTestServer({ requestTimeout: { ms: 300, checkEveryMs: 50 } });
+    try {
+      const url = new URL(slow.base);
+      const got = await new Promise<string>((resolve, reject) => {
+        const client = connect(Number(url.port), url.hostname);
+        let text = '';
+        client.on('data', (d) => (text += d.toString()));
+        client.on('error', reject);
+        client.on('close', () => resolve(text));
+        // Headers and the start of a body, then nothing more: a trickling client.
+        client.write(`POST /v1/records/note HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${slow.ownerKey}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"meta":`);
+      });
+      const r = parseRaw(got);
+      expect(r.status).toBe(408);
+      expect(r.body).toEqual({ success: false, statusCode: 408, message: 'The request took too long to arrive', code: 'SCHEMA_TIMEOUT' });
+      expect(r.headers['x-request-id']).toMatch(UUID);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('an unknown method is 400 in the envelope, with a request id', async () => {
     const r = parseRaw(await rawExchange('FOO /v1/health HTTP/1.1\r\nhost: x\r\n\r\n'));
     expect(r.status).toBe(400);
