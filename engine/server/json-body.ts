@@ -43,7 +43,10 @@ export function parseJsonBody(text: string): unknown {
 
 /**
  * One pass over the char codes, before parsing (a hostile body is refused without building
- * it): brackets count outside strings only, and a backslash skips the character after it.
+ * it: JSON.parse copes with any depth, but builds 8 MB of nested brackets in ~840 ms, where
+ * this stops after 129 characters; a walk of the parsed value, ~0.3 ms on the bulk body
+ * below, would come only after that). Brackets count outside strings only, and a backslash
+ * skips the character after it.
  * Exact for valid JSON; for invalid JSON either answer is a 400. On the 0.85 MB body of a
  * 10,000-record bulk-create it takes ~1.6 ms, against ~2.7 ms for JSON.parse itself.
  */
