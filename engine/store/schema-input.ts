@@ -13,10 +13,12 @@ export function checkAttributeInput(raw: unknown, path: (string | number)[] = []
   const name = typeof raw === 'object' && raw !== null ? (raw as { name?: unknown }).name : undefined;
   const nameProblem = attributeNameProblem(name);
   if (nameProblem) throw withPath(nameProblem, [...path, 'name']);
+  refuseRenamedFrom(raw, path);
   return checked(validateAttributeInput(name as string, raw), path) as AttributeSpec;
 }
 
 export function checkAttributePatch(name: string, raw: unknown): Partial<AttributeSpec> {
+  refuseRenamedFrom(raw, []);
   if (typeof raw === 'object' && raw !== null && Object.hasOwn(raw, 'name')) {
     const nameProblem = attributeNameProblem((raw as { name?: unknown }).name);
     if (nameProblem) throw withPath(nameProblem, ['name']);
@@ -40,13 +42,23 @@ export function mergeAttributePatch(current: AttributeSpec, raw: AttributePatch 
   }
   const patch = checkAttributePatch(current.name, sent);
   const next: Record<string, unknown> = { ...current };
-  for (const [k, v] of Object.entries(patch)) if (k !== 'renamedFrom') next[k] = v;
+  for (const [k, v] of Object.entries(patch)) next[k] = v;
   for (const k of removed) delete next[k];
   const type = next['type'] as AttributeSpec['type'];
   const taken = new Set(fieldsOfType(type));
   const stale = Object.keys(next).filter((k) => k !== 'name' && !taken.has(k) && !Object.hasOwn(raw, k));
   if (stale.length > 0) throw staleFields(current.name, type, stale);
   return checkAttributeInput(next);
+}
+
+/**
+ * `renamedFrom` tells sync to rename in place (declaration files only); these inputs are the
+ * runtime routes', whose schemas leave it out too: refused, never stored or ignored.
+ */
+function refuseRenamedFrom(raw: unknown, path: (string | number)[]): void {
+  if (typeof raw !== 'object' || raw === null || !Object.hasOwn(raw, 'renamedFrom')) return;
+  const message = 'renamedFrom is for declaration files (sync); rename a runtime attribute with { "name": … }';
+  throw new ServiceError('SCHEMA_VALIDATION_FAILED', message, { errors: [{ path: [...path, 'renamedFrom'], message }] });
 }
 
 function staleFields(name: string, type: string, fields: string[]): ServiceError {

@@ -97,6 +97,12 @@ describe('store: schema', () => {
     expect(codeOf(() => store.deleteAttribute('deal', 'id'))).toBe('SCHEMA_PROTECTED_ATTRIBUTE');
     expect(codeOf(() => store.deleteObject('company'))).toBe('SCHEMA_OBJECT_REFERENCED');
     expect(codeOf(() => store.addAttribute('deal', { name: 'x', type: 'relation', target: 'ghost' }, RUNTIME))).toBe('SCHEMA_VALIDATION_FAILED');
+    // renamedFrom is a declaration-file hint: the runtime inputs refuse it, never store or drop it.
+    expect(codeOf(() => store.updateAttribute('deal', 'title', { label: 'L', renamedFrom: 'x' } as never))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(codeOf(() => store.addAttribute('deal', { name: 'y', type: 'text', renamedFrom: 'x' }, RUNTIME))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(codeOf(() => store.createObject({ name: 'z', attributes: [{ name: 'y', type: 'text', renamedFrom: 'x' }] }, RUNTIME))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(store.requireObject('deal').attributes.find((a) => a.name === 'title')?.label).toBeUndefined();
+    expect(store.findObject('z')).toBeUndefined();
   });
 
   it('deleting a non-empty object needs force', () => {
