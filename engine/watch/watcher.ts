@@ -159,6 +159,8 @@ export function startWatcher(options: WatcherOptions): Watcher {
   // the file would go unseen until the next save. Each reported file is looked at again
   // once the window has passed; if it changed meanwhile, that is reported as a change.
   const trailing = new Map<string, ReturnType<typeof setTimeout>>();
+  // Through the same filter as chokidar's own events: the targets may have moved meanwhile.
+  const reportChange = emit('change');
   const fingerprint = (path: string): string | undefined => {
     try {
       const st = statSync(path);
@@ -173,7 +175,7 @@ export function startWatcher(options: WatcherOptions): Watcher {
       trailing.delete(path);
       const now = fingerprint(path);
       if (now === undefined || now === seen) return;
-      options.onEvent({ kind: 'change', path });
+      reportChange(path);
       recheck(path, now);
     }, CHOKIDAR_CHANGE_THROTTLE_MS + 10);
     timer.unref?.();

@@ -217,6 +217,21 @@ describe('watcher (real file-system events)', () => {
     expect(events.map((e) => e.path)).toEqual([join(dir, 'schema', 'a.yaml')]);
   });
 
+  it('a file that stopped being a target is not reported by its trailing re-check', async () => {
+    const dir = project();
+    mkdirSync(join(dir, 'other'));
+    const file = join(dir, 'schema', 'a.yaml');
+    const { events, until, watcher } = await watching(dir);
+    writeFileSync(file, 'objects: { a: { attributes: {} } }\n');
+    await until((e) => e.path === file, 'first save');
+    // schemasync.yaml now names another folder; a.yaml's re-check is still pending.
+    watcher.setTargets(watchTargets(join(dir, 'schemasync.yaml'), 'other'));
+    const seen = events.length;
+    writeFileSync(file, 'objects: { b: { attributes: {} } }\n');
+    await new Promise((r) => setTimeout(r, 250));
+    expect(events.slice(seen).filter((e) => e.path === file)).toEqual([]);
+  });
+
   it('watches the folder holding schemasync.yaml, and the parent of a target outside it', () => {
     expect(watchRoots(watchTargets('/p/schemasync.yaml', ['schema/**/*.yaml', 'deep/er/x']))).toEqual(['/p']);
     expect(watchRoots(watchTargets('/p/app/schemasync.yaml', ['schema', '../shared/decl']))).toEqual(['/p/app', '/p/shared']);
