@@ -35,8 +35,8 @@ const toKey = (r: KeyRow): KeyOut => ({
   lastUsedAt: r.last_used_at,
 });
 
-/** Scopes null = everything the role allows (an owner: keys:manage included). */
-const managesKeys = (scopes: readonly Scope[] | null): boolean => scopes === null || scopes.includes('keys:manage' as Scope);
+/** Scopes null = everything the role allows; a list naming every scope is the same. */
+const fullRights = (scopes: readonly Scope[] | null): boolean => scopes === null || SCOPES.every((s) => scopes.includes(s));
 
 /**
  * A key holds a built-in role. Exported so the keys route can answer an unknown role with
@@ -83,15 +83,15 @@ export class Keys {
       if (!key) throw new ServiceError('ROUTE_NOT_FOUND', `API key ${id} does not exist`);
       if (key.revokedAt !== null) return;
       if (key.role === 'owner') {
-        // The last-owner rule (issue 3 "Auth") keeps someone able to manage keys: an owner
-        // key whose scopes leave out keys:manage cannot, so it does not count as the
-        // remaining owner. Revoking a restricted owner is fine while a managing one stays.
+        // The last-owner rule (issue 3 "Auth") keeps an owner able to do everything: a scoped
+        // owner does not count as the remaining owner, even with keys:manage, since it can
+        // only mint keys within its own scopes (permissions.ts withinRights) and so could
+        // never get data access back. Revoking a scoped owner is fine while a full one stays.
         const others = (this.db.prepare("SELECT scopes FROM _ss_keys WHERE role = 'owner' AND revoked_at IS NULL AND id <> ?").all(id) as { scopes: string | null }[])
           .map((r) => (r.scopes === null ? null : (JSON.parse(r.scopes) as Scope[])));
-        const managing = others.some(managesKeys);
-        if (!managing && (managesKeys(key.scopes) || others.length === 0)) {
-          throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'The last active owner key that can manage keys cannot be revoked', {
-            fix: 'create another owner key with no scope limit or with keys:manage first (POST /keys { role: "owner" })',
+        if (!others.some(fullRights) && (fullRights(key.scopes) || others.length === 0)) {
+          throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'The last active owner key without a scope limit cannot be revoked', {
+            fix: 'create another owner key with no scope limit first (POST /keys { role: "owner" })',
           });
         }
       }

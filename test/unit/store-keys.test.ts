@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../engine/errors.js';
 import { openStore } from '../../engine/store/index.js';
-import type { Store } from '../../engine/store/types.js';
+import { SCOPES, type Store } from '../../engine/store/types.js';
 
 /** API keys and idempotency answers (issue 3 "Auth", contract.md §3). */
 let dir: string;
@@ -63,6 +63,10 @@ describe('store keys', () => {
     store.revokeKey(a.key.id);
     expect(codeOf(() => store.revokeKey(b.key.id))).toBe('SCHEMA_VALIDATION_FAILED');
     expect(store.countActiveKeys()).toBe(1);
+    // An owner key listing every scope has no limit either: it counts as the remaining owner.
+    const every = store.createKey({ name: 'o3', role: 'owner', scopes: [...SCOPES] });
+    store.revokeKey(b.key.id);
+    expect(codeOf(() => store.revokeKey(every.key.id))).toBe('SCHEMA_VALIDATION_FAILED');
     expect(codeOf(() => store.createKey({ name: 'x', role: 'wizard' }))).toBe('SCHEMA_ROLE_NOT_FOUND');
     expect(codeOf(() => store.createKey({ name: 'x', role: 'member', scopes: ['fly' as never] }))).toBe('SCHEMA_VALIDATION_FAILED');
   });
