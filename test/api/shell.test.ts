@@ -222,4 +222,15 @@ describe('openapi.json', () => {
     expect(put.requestBody.content['application/json'].schema.minProperties).toBe(1);
     expect(r.body.components.securitySchemes.bearerAuth).toEqual({ type: 'http', scheme: 'bearer' });
   });
+
+  it('documents the multipart upload bodies and the binary file content, which no JSON schema validates', async () => {
+    const { paths } = (await s.call('GET', '/openapi.json', { key: null })).body;
+    const upload = paths['/v1/files'].post.requestBody;
+    expect(upload.content['multipart/form-data'].schema).toMatchObject({ required: ['file'], properties: { file: { type: 'string', format: 'binary' } } });
+    const attach = paths['/v1/upload/{objectName}/{recordId}/{attribute}'].post.requestBody.content['multipart/form-data'].schema;
+    expect(Object.keys(attach.properties)).toEqual(['file', 'title']);
+    const content = paths['/v1/files/{id}/content'].get.responses;
+    expect(content['200'].content['application/octet-stream'].schema).toEqual({ type: 'string', format: 'binary' });
+    expect(content.default.content['application/json'].schema.required).toEqual(expect.arrayContaining(['success', 'statusCode', 'message']));
+  });
 });

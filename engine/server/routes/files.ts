@@ -39,7 +39,7 @@ export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Pr
   const read = { action: 'files:read' } as const;
   const write = { action: 'files:write' } as const;
 
-  app.post('/files', { schema: s.uploadFileSchema, config: write }, async (request, reply) => {
+  app.post('/files', { schema: s.uploadFileSchema, config: { ...write, swaggerTransform: s.uploadFileDocs } }, async (request, reply) => {
     const actor = actorOf(request);
     const files = filesOf(store);
     const file = await readMultipart<FileOut>(request, (part, _title, untilBodyEnds) =>
@@ -52,7 +52,7 @@ export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Pr
     ok(filesOf(store).getFile(request.params.id)),
   );
 
-  app.get<{ Params: IdParams }>('/files/:id/content', { schema: s.fileContentSchema, config: read }, async (request, reply) => {
+  app.get<{ Params: IdParams }>('/files/:id/content', { schema: s.fileContentSchema, config: { ...read, swaggerTransform: s.fileContentDocs } }, async (request, reply) => {
     const { file, stream } = filesOf(store).openFile(request.params.id);
     reply
       .header('content-type', file.mimeType)
@@ -74,7 +74,7 @@ export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Pr
 
   app.post<{ Params: UploadParams }>(
     '/upload/:objectName/:recordId/:attribute',
-    { schema: s.uploadDocumentSchema, config: write },
+    { schema: s.uploadDocumentSchema, config: { ...write, swaggerTransform: s.uploadDocumentDocs } },
     async (request, reply) => {
       const actor = actorOf(request);
       // Attaching changes the record too.

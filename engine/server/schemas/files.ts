@@ -1,11 +1,41 @@
 import { MAX_DOCUMENT_TITLE_LENGTH, MAX_FILE_NAME_LENGTH } from '../../model/file-names.js';
-import { deletedIdSchema, idParam, lookupParams, responses, securityRequired } from './common.js';
+import { deletedIdSchema, errorEnvelope, idParam, lookupParams, responses, securityRequired } from './common.js';
 
 /**
  * Files and documents (contract.md §3 "Files and documents"). Upload bodies are
- * multipart/form-data, streamed by @fastify/multipart rather than validated as JSON, so
- * their shape is documented in `consumes` + the description; the JSON bodies are validated.
+ * multipart/form-data, streamed by @fastify/multipart rather than validated as JSON (a
+ * `body` schema would have Fastify validate a body it never parses), and the bytes of
+ * /content are a stream, not serialised: both shapes reach openapi.json through a
+ * per-route `swaggerTransform` (docs only); the JSON bodies are validated as usual.
  */
+type SwaggerTransform = (input: { schema: object; url: string }) => { schema: object; url: string };
+
+/** A multipart request body for openapi.json only: `file` (binary) plus these text fields. */
+function multipartDocs(fields: Record<string, object> = {}): SwaggerTransform {
+  const body = {
+    type: 'object',
+    required: ['file'],
+    properties: { file: { type: 'string', format: 'binary', description: 'the file; its part carries the file name and content type' }, ...fields },
+  };
+  return ({ schema, url }) => ({ url, schema: { ...schema, body } });
+}
+
+export const uploadFileDocs = multipartDocs();
+export const uploadDocumentDocs = multipartDocs({
+  title: { type: 'string', maxLength: MAX_DOCUMENT_TITLE_LENGTH, description: "the document's title (default: the file name)" },
+});
+
+/** The bytes, in the stored content type, for openapi.json only. */
+export const fileContentDocs: SwaggerTransform = ({ schema, url }) => ({
+  url,
+  schema: {
+    ...schema,
+    response: {
+      200: { description: "The file's bytes, with its stored content type", content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+      default: { ...errorEnvelope, description: 'Error envelope' },
+    },
+  },
+});
 export const fileOut = {
   type: 'object',
   required: ['id', 'name', 'mimeType', 'size', 'sha256', 'uploadedBy', 'createdAt'],
@@ -56,7 +86,6 @@ export const getFileSchema = {
 export const fileContentSchema = {
   tags: ['files'], security: securityRequired, summary: "A file's bytes, with its content type",
   params: fileId,
-  produces: ['application/octet-stream'],
 };
 
 export const renameFileSchema = {
