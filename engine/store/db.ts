@@ -74,13 +74,21 @@ CREATE INDEX IF NOT EXISTS _ss_idempotency_expiry ON _ss_idempotency(expires_at)
 /** Bumped with a migration step below when the meta layout changes. */
 export const SCHEMA_VERSION = 1;
 
+/** How long a statement waits for a lock another connection holds before SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 5000;
+
 export function openDatabase(path: string): Db {
   const db = new Database(path);
+  // Several connections may share the file (two servers on one data folder, a CLI beside a
+  // server). The busy timeout comes first so every statement after it, the WAL switch
+  // included, waits for a lock another connection holds instead of failing at once.
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
-  db.transaction(() => {
+  // A write: BEGIN IMMEDIATE (see writeTransaction), so a second process opening the file
+  // while the first takes writes waits for the lock rather than exiting "database is locked".
+  writeTransaction(db, () => {
     db.exec(META_SQL);
     const row = db.prepare("SELECT value FROM _ss_meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
     const current = row ? Number(row.value) : 0;
@@ -91,8 +99,20 @@ export function openDatabase(path: string): Db {
     db.prepare("INSERT INTO _ss_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(
       String(SCHEMA_VERSION),
     );
-  })();
+  });
   return db;
+}
+
+/**
+ * Run `fn` as a write transaction: BEGIN IMMEDIATE, which takes the write lock up front and
+ * waits for it (busy_timeout) while another connection holds it. A deferred BEGIN starts as
+ * a reader and must upgrade at its first write; in WAL mode that upgrade fails at once with
+ * SQLITE_BUSY (busy_timeout does not apply) when another connection holds the lock or has
+ * committed since this one's snapshot, so a read-then-write would fail instead of waiting.
+ * Inside another transaction it is a savepoint, as any nested better-sqlite3 transaction.
+ */
+export function writeTransaction<T>(db: Db, fn: () => T): T {
+  return db.transaction(fn).immediate();
 }
 
 export const now = (): string => new Date().toISOString();

@@ -6,6 +6,7 @@ import { DEFAULT_MAX_FILE_SIZE, type AttributeSpec } from '../model/attribute.js
 import { cleanFileName, fileNameProblem, titleProblem } from '../model/file-names.js';
 import type { DocumentOut, FileOut, RecordOut, StoredObject } from '../model/stored.js';
 import type { BlobStore } from './blobs.js';
+import { writeTransaction } from './db.js';
 import type { Actor } from './types.js';
 
 /**
@@ -21,8 +22,9 @@ import type { Actor } from './types.js';
  *   of a file the file row too (uploads to a slot create their file for it). Naming a
  *   document of another record in a record write moves it (see applyDocumentValues).
  *
- * Every write here is one SQLite transaction (nested ones become savepoints of the
- * store's, so the store can call these inside its own record writes).
+ * Every write here is one SQLite write transaction (BEGIN IMMEDIATE, see writeTransaction;
+ * nested ones become savepoints of the store's, so the store can call these inside its own
+ * record writes).
  */
 export type Db = BetterSqlite3.Database;
 
@@ -247,7 +249,7 @@ export class FilesEngine {
     const written = await this.writeBytes(input.stream, { maxBytes: this.maxUploadBytes, tooLargeCode: 'PAYLOAD_TOO_LARGE' });
     try {
       await input.untilBodyEnds?.();
-      return this.db.transaction(() => this.insertFile(written, input, actor))();
+      return writeTransaction(this.db, () => this.insertFile(written, input, actor));
     } catch (err) {
       // Refused after the bytes landed: they go unless another row shares them.
       this.releaseCandidates.add(written.sha256);
@@ -277,11 +279,11 @@ export class FilesEngine {
   renameFile(id: string, name: string, actor: Actor): FileOut {
     const problem = fileNameProblem(name);
     if (problem) throw invalidField('name', problem);
-    return this.db.transaction(() => {
+    return writeTransaction(this.db, () => {
       assertMayChange(this.getFile(id), actor, 'rename');
       this.db.prepare('UPDATE _ss_files SET name = ? WHERE id = ?').run(name, id);
       return this.getFile(id);
-    })();
+    });
   }
 
   /**
@@ -290,7 +292,7 @@ export class FilesEngine {
    * documents still use is refused (409) rather than leaving records pointing at nothing.
    */
   deleteFile(id: string, actor: Actor): { id: string } {
-    const sha = this.db.transaction(() => {
+    const sha = writeTransaction(this.db, () => {
       const file = this.getFile(id);
       assertMayChange(file, actor, 'delete');
       const used = this.db.prepare('SELECT id FROM _ss_documents WHERE file_id = ? LIMIT 5').all(id) as { id: string }[];
@@ -301,7 +303,7 @@ export class FilesEngine {
       }
       this.db.prepare('DELETE FROM _ss_files WHERE id = ?').run(id);
       return file.sha256;
-    })();
+    });
     this.releaseCandidates.add(sha);
     this.flushReleases();
     return { id };
@@ -318,16 +320,16 @@ export class FilesEngine {
   renameDocument(id: string, title: string): DocumentOut {
     const problem = titleProblem(title);
     if (problem) throw invalidField('title', problem);
-    return this.db.transaction(() => {
+    return writeTransaction(this.db, () => {
       this.getDocument(id);
       this.db.prepare('UPDATE _ss_documents SET title = ? WHERE id = ?').run(title, id);
       return this.getDocument(id);
-    })();
+    });
   }
 
   /** DELETE /documents/:id: the id leaves its record's value in the same transaction. */
   deleteDocument(id: string, actor: Actor): { id: string } {
-    this.db.transaction(() => {
+    writeTransaction(this.db, () => {
       const doc = this.getDocument(id);
       const record = this.tryGetRecord(doc.object, doc.recordId);
       if (record) {
@@ -338,7 +340,7 @@ export class FilesEngine {
       }
       // Whether or not the hook ran (the record may be gone), no row remains.
       this.deleteDocumentRows([id]);
-    })();
+    });
     this.flushReleases();
     return { id };
   }
@@ -365,7 +367,7 @@ export class FilesEngine {
     try {
       const late = await input.untilBodyEnds?.();
       checkTitle(late?.title);
-      const doc = this.db.transaction(() => {
+      const doc = writeTransaction(this.db, () => {
         // Re-checked inside the transaction: another upload may have filled the slot meanwhile.
         this.checkSlot(target, input.mimeType);
         const file = this.insertFile(written, input, actor);
@@ -378,7 +380,7 @@ export class FilesEngine {
         const current = documentIds(this.records.getRecord(target.object, target.recordId).values[target.attribute]);
         this.records.updateRecord(target.object, target.recordId, { [target.attribute]: spec.multiple ? [...current, id] : id }, '*', actor);
         return this.getDocument(id);
-      })();
+      });
       return doc;
     } catch (err) {
       this.releaseCandidates.add(written.sha256);

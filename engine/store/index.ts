@@ -14,7 +14,7 @@ import { applyPlan } from './apply.js';
 import { backfillDefault } from './backfill.js';
 import { BlobStore } from './blobs.js';
 import { isMultiValued, loadObjects, loadViews, specJson, specOfStored, tableIdent } from './catalog.js';
-import { openDatabase, now, type Db } from './db.js';
+import { openDatabase, now, writeTransaction, type Db } from './db.js';
 import { addColumn, createRecordTable, dropColumn, dropRecordTable, rebuildColumn, renameColumn, syncIndex } from './ddl.js';
 import { sqlFacts, violations } from './facts.js';
 import { FilesEngine, type DocumentSlot } from './files.js';
@@ -185,7 +185,7 @@ export class SqliteStore implements Store {
    */
   private schemaTx<T>(fn: () => T): T {
     try {
-      return this.db.transaction(fn)();
+      return writeTransaction(this.db, fn);
     } catch (err) {
       this.schemaChanged();
       throw err;
@@ -196,7 +196,7 @@ export class SqliteStore implements Store {
 
   private tx<T>(fn: () => T): T {
     try {
-      return this.db.transaction(fn)();
+      return writeTransaction(this.db, fn);
     } finally {
       this.files?.flushReleases();
     }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.js';
-import { now, type Db } from './db.js';
+import { now, writeTransaction, type Db } from './db.js';
 import { BUILTIN_ROLES, SCOPES, type Actor, type KeyOut, type Scope } from './types.js';
 
 /**
@@ -78,7 +78,7 @@ export class Keys {
   }
 
   revoke(id: string): void {
-    this.db.transaction(() => {
+    writeTransaction(this.db, () => {
       const key = this.get(id);
       if (!key) throw new ServiceError('ROUTE_NOT_FOUND', `API key ${id} does not exist`);
       if (key.revokedAt !== null) return;
@@ -96,7 +96,7 @@ export class Keys {
         }
       }
       this.db.prepare('UPDATE _ss_keys SET revoked_at = ? WHERE id = ?').run(now(), id);
-    })();
+    });
   }
 
   authenticate(secret: string): Actor | null {
