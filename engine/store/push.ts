@@ -12,37 +12,13 @@ import type { PushOptions, PushResult } from './types.js';
  * A push with no steps against an existing source changes nothing, version included.
  */
 export function pushSource(store: SqliteStore, id: string, declaration: Declaration, options: PushOptions): PushResult {
-  const source = store.findSource(id);
-  const plan = planPush({ sourceId: id, declaration, objects: store.listObjects(), views: store.listViews(), source, facts: store.facts() });
-  const currentVersion = source?.version ?? 0;
-  if (options.dryRun) return { version: currentVersion, applied: false, plan };
-  const refused = refusal(plan, {
-    currentVersion,
-    ...(options.allowDestructive === undefined ? {} : { allowDestructive: options.allowDestructive }),
-    ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
-  });
-  if (refused) throw refused;
-  if (source && plan.steps.length === 0) {
-    // Nothing to apply, but the declaration itself may differ (a renamedFrom hint, a moved
-    // attribute): GET /schema/sources/:id must return what was last pushed (contract §3).
-    // The version stays: the schema did not move, so a saved plan's if-match still holds.
-    if (!sameJson(source.declaration, declaration) && JSON.stringify(source.declaration) !== JSON.stringify(declaration)) {
-      store.schemaTransaction(() => {
-        store.db.prepare('UPDATE _ss_sources SET declaration = ?, applied_at = ? WHERE id = ?').run(JSON.stringify(declaration), now(), id);
-        if (options.handOver) store.rememberSource(id, declaration);
-      });
-    }
-    return { version: currentVersion, applied: true, plan };
-  }
+  // A dry run takes no write lock. A push plans, checks if-match and applies inside one write
+  // transaction, so another process on the same data folder cannot change the schema or the
+  // source between the plan (and the version it was checked against) and its application.
+  if (options.dryRun) return planAndApply(store, id, declaration, options).result!;
+  let outcome: Outcome;
   try {
-    const version = store.schemaTransaction(() => {
-      const v = store.applyPlanNow(plan, id, declaration);
-      // Inside the transaction: the cache entry carries this push's (version, appliedAt), so
-      // findSource uses it only while the row still holds them (a rollback does not).
-      if (options.handOver) store.rememberSource(id, declaration);
-      return v;
-    });
-    return { version, applied: true, plan };
+    outcome = store.schemaTransaction(() => planAndApply(store, id, declaration, options));
   } catch (err) {
     if (err instanceof ServiceError && err.code === 'SCHEMA_SYNC_FAILED') throw err;
     const cause = err instanceof Error ? err.message : String(err);
@@ -50,4 +26,40 @@ export function pushSource(store: SqliteStore, id: string, declaration: Declarat
       data: { cause, ...(err instanceof ServiceError ? { code: err.code, errors: err.details.errors } : {}) },
     });
   }
+  if (outcome.refused) throw outcome.refused;
+  return outcome.result!;
+}
+
+/** A refusal is returned, not thrown: nothing was written, and it must not read as a failed apply. */
+interface Outcome {
+  result?: PushResult;
+  refused?: ServiceError;
+}
+
+function planAndApply(store: SqliteStore, id: string, declaration: Declaration, options: PushOptions): Outcome {
+  const source = store.findSource(id);
+  const plan = planPush({ sourceId: id, declaration, objects: store.listObjects(), views: store.listViews(), source, facts: store.facts() });
+  const currentVersion = source?.version ?? 0;
+  if (options.dryRun) return { result: { version: currentVersion, applied: false, plan } };
+  const refused = refusal(plan, {
+    currentVersion,
+    ...(options.allowDestructive === undefined ? {} : { allowDestructive: options.allowDestructive }),
+    ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
+  });
+  if (refused) return { refused };
+  if (source && plan.steps.length === 0) {
+    // Nothing to apply, but the declaration itself may differ (a renamedFrom hint, a moved
+    // attribute): GET /schema/sources/:id must return what was last pushed (contract §3).
+    // The version stays: the schema did not move, so a saved plan's if-match still holds.
+    if (!sameJson(source.declaration, declaration) && JSON.stringify(source.declaration) !== JSON.stringify(declaration)) {
+      store.db.prepare('UPDATE _ss_sources SET declaration = ?, applied_at = ? WHERE id = ?').run(JSON.stringify(declaration), now(), id);
+      if (options.handOver) store.rememberSource(id, declaration);
+    }
+    return { result: { version: currentVersion, applied: true, plan } };
+  }
+  const version = store.applyPlanNow(plan, id, declaration);
+  // Inside the transaction: the cache entry carries this push's (version, appliedAt), so
+  // findSource uses it only while the row still holds them (a rollback does not).
+  if (options.handOver) store.rememberSource(id, declaration);
+  return { result: { version, applied: true, plan } };
 }
