@@ -8,9 +8,10 @@ import { ok } from './envelope.js';
  * `idempotency-key` on POST record routes (contract.md §3): the same key and body within
  * 24 h replays the first answer without writing again; the same key with another body is
  * 409 SCHEMA_CONFLICT (the store's recallIdempotent throws it). Keys are scoped by the
- * calling key and the route, so two clients cannot collide. Recall, write and remember run
- * in one synchronous turn (better-sqlite3 is synchronous), so two concurrent repeats cannot
- * both write.
+ * calling key and the route, so two clients cannot collide. Recall, write and remember are
+ * one write transaction: two repeats cannot both write, not even through two processes on
+ * one data folder, and a write whose answer could not be remembered is undone (a retry
+ * would otherwise write again).
  */
 export function withIdempotency(
   store: Store,
@@ -27,15 +28,17 @@ export function withIdempotency(
   }
   const scope = `${actorOf(request).keyId} ${request.method} ${request.routeOptions.url ?? ''} ${JSON.stringify(request.params)}`;
   const hash = createHash('sha256').update(canonicalJson(request.body)).digest('hex');
-  const prior = store.recallIdempotent(scope, key, hash);
-  if (prior) {
-    reply.code(prior.status).header('idempotent-replayed', 'true');
-    return prior.body;
-  }
-  const body = ok(work());
-  store.rememberIdempotent(scope, key, hash, { status, body });
-  reply.code(status);
-  return body;
+  return store.atomically(() => {
+    const prior = store.recallIdempotent(scope, key, hash);
+    if (prior) {
+      reply.code(prior.status).header('idempotent-replayed', 'true');
+      return prior.body;
+    }
+    const body = ok(work());
+    store.rememberIdempotent(scope, key, hash, { status, body });
+    reply.code(status);
+    return body;
+  });
 }
 
 /** JSON with object keys sorted, so `{a,b}` and `{b,a}` are the same body. */

@@ -790,6 +790,10 @@ export class SqliteStore implements Store {
 
   // ------------------------------------------------------------------ idempotency, keys
 
+  atomically<T>(fn: () => T): T {
+    return this.tx(fn);
+  }
+
   recallIdempotent(scope: string, key: string, bodyHash: string): IdempotentAnswer | undefined {
     return this.idempotency.recall(scope, key, bodyHash);
   }

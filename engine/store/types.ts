@@ -136,6 +136,8 @@ export interface Store {
    */
   recallIdempotent(scope: string, key: string, bodyHash: string): IdempotentAnswer | undefined;
   rememberIdempotent(scope: string, key: string, bodyHash: string, answer: IdempotentAnswer): void;
+  /** Runs `fn` as one write transaction (its own writes nest inside): all of it lands or none. */
+  atomically<T>(fn: () => T): T;
 
   // --- keys
   /** The secret is returned once and stored only as a hash. */

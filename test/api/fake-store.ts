@@ -119,5 +119,6 @@ function fakeRecords(): Partial<Store> {
     rememberIdempotent(scope, key, hash, answer) {
       answers.set(`${scope}|${key}`, { hash, answer });
     },
+    atomically: (fn) => fn(),
   };
 }

@@ -168,6 +168,38 @@ describe('idempotency-key', () => {
     expect(found.body.data).toHaveLength(1);
     expectError(await create('company', { name: 'Other' }, { 'idempotency-key': key }), { status: 409, code: 'SCHEMA_CONFLICT' });
   });
+
+  it('a write whose answer cannot be remembered is undone, so the retry writes once', async () => {
+    let failOnce = true;
+    const flaky = await startTestServer({
+      wrap: (store) =>
+        new Proxy(store, {
+          get(target, prop, receiver) {
+            if (prop === 'rememberIdempotent' && failOnce) {
+              return () => {
+                failOnce = false;
+                throw new Error('disk full');
+              };
+            }
+            const v = Reflect.get(target, prop, receiver) as unknown;
+            return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(receiver) : v;
+          },
+        }),
+    });
+    try {
+      await flaky.defineObject('memo', [{ name: 'text', type: 'text' }]);
+      const key = crypto.randomUUID();
+      const send = () => flaky.call('POST', '/records/memo', { body: { text: 'once' }, headers: { 'idempotency-key': key } });
+      expectError(await send(), { status: 500, message: 'Internal server error' });
+      const count = async () => (await flaky.call('POST', '/records/memo/search', { body: { limit: 1 } })).body.page.total;
+      expect(await count()).toBe(0);
+      expect((await send()).status).toBe(201);
+      expect((await send()).headers.get('idempotent-replayed')).toBe('true');
+      expect(await count()).toBe(1);
+    } finally {
+      await flaky.close();
+    }
+  });
 });
 
 describe('concurrency and restarts', () => {
