@@ -1,8 +1,9 @@
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
-import { readCredentials, startLocalServer, writeCredentials } from '../../engine/server/local.js';
+import { readCredentials, startLocalServer } from '../../engine/server/local.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { configPathOf, sameUrl } from '../instance.js';
+import { keyReasonLine } from '../local-server.js';
 import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, untilSignal, usualInstance } from '../watch-session.js';
 
 /**
@@ -45,17 +46,18 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
     throw err;
   }
   try {
-    let apiKey = server.createdKey ?? readCredentials(dataDir)?.apiKey;
-    if (!apiKey) {
-      // Keys exist but credentials.json is gone: mint a fresh owner key for this folder.
-      apiKey = server.store.createKey({ name: 'dev', role: 'owner', scopes: null }).secret;
-      writeCredentials(server.credentialsPath, { baseUrl: server.baseUrl, apiKey });
-    }
+    // startLocalServer made sure credentials.json holds a usable owner key (a fresh one when it was gone).
+    const apiKey = server.createdKey ?? readCredentials(dataDir)?.apiKey;
+    if (!apiKey) throw new CliError(`no API key in ${server.credentialsPath}`);
     const c = ctx.colors;
     const shown = (p: string) => relative(ctx.cwd, p) || p;
     ctx.stdout.write(`schemasync dev: server on ${c.bold(server.baseUrl)}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}\n`);
     ctx.stdout.write(`data: ${shown(server.dataDir)}  credentials: ${shown(server.credentialsPath)} (mode 0600)\n`);
-    if (server.createdKey) ctx.stdout.write(`owner API key (shown once): ${c.bold(server.createdKey)}\n`);
+    if (server.createdKey) {
+      const why = keyReasonLine(server, shown(server.credentialsPath));
+      if (why) ctx.stdout.write(`${c.yellow('warning:')} ${why}\n`);
+      ctx.stdout.write(`owner API key (shown once): ${c.bold(server.createdKey)}\n`);
+    }
     const usual = usualInstance(ctx);
     if (usual.baseUrl !== undefined && !sameUrl(usual.baseUrl, server.baseUrl)) {
       // Other commands run here (sync, plan, records…) follow the usual resolution, not dev.

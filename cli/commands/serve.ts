@@ -2,6 +2,7 @@ import { relative } from 'node:path';
 import { startLocalServer } from '../../engine/server/local.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
+import { keyReasonLine } from '../local-server.js';
 
 /** `schemasync serve` (contract.md §4): the bundled local server. */
 export interface ServeOptions {
@@ -42,6 +43,8 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
     `data: ${server.dataDir}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}`,
   ];
   if (server.createdKey) {
+    const why = keyReasonLine(server, shown);
+    if (why) lines.push(`${c.yellow('warning:')} ${why}`);
     lines.push(`owner API key (shown once): ${c.bold(server.createdKey)}`);
     lines.push(`saved with the base URL to ${shown} (mode 0600)`);
   }

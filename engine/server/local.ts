@@ -8,7 +8,9 @@ import { createServer } from './app.js';
 /**
  * The reusable part of `schemasync serve` (and `schemasync dev`): open the store in a data
  * folder, start the app, and on first start create the owner key and write
- * `<data>/credentials.json` (contract.md §4: `{ baseUrl, apiKey }`, mode 0600).
+ * `<data>/credentials.json` (contract.md §4: `{ baseUrl, apiKey }`, mode 0600). A folder
+ * whose keys exist but whose credentials.json is gone gets a fresh owner key the same way
+ * (the database holds only hashes, so no saved key can be recovered).
  */
 export interface LocalServerOptions {
   dataDir: string;
@@ -31,11 +33,18 @@ export interface LocalServer {
   baseUrl: string;
   dataDir: string;
   credentialsPath: string;
-  /** The owner key created on this start (first start only), to print once; else null. */
+  /** The owner key created on this start, to print once; else null. */
   createdKey: string | null;
+  /**
+   * Why createdKey was created: the folder had no key yet, or it had keys but its
+   * credentials.json was missing or unreadable (then the old keys are left as they are).
+   */
+  createdKeyReason: CreatedKeyReason | null;
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   close(): Promise<void>;
 }
+
+export type CreatedKeyReason = 'first-start' | 'credentials-missing' | 'credentials-unreadable';
 
 export const DATABASE_FILE = 'schemasync.db';
 export const CREDENTIALS_FILE = 'credentials.json';
@@ -60,14 +69,24 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const credentialsPath = join(dataDir, CREDENTIALS_FILE);
 
   let createdKey: string | null = null;
-  if (store.countActiveKeys() === 0) {
-    const { secret } = store.createKey({ name: 'owner', role: 'owner', scopes: null });
-    createdKey = secret;
-    writeCredentials(credentialsPath, { baseUrl, apiKey: secret });
-  } else {
-    // Keep the saved key but point it at where this server now listens, so other commands find it.
-    const saved = readCredentials(dataDir);
-    if (saved && saved.baseUrl !== baseUrl) writeCredentials(credentialsPath, { ...saved, baseUrl });
+  let createdKeyReason: CreatedKeyReason | null = null;
+  try {
+    const hasKeys = store.countActiveKeys() > 0;
+    const saved = hasKeys ? readCredentials(dataDir) : null;
+    if (saved) {
+      // Keep the saved key but point it at where this server now listens, so other commands find it.
+      if (saved.baseUrl !== baseUrl) writeCredentials(credentialsPath, { ...saved, baseUrl });
+    } else {
+      // First start, or keys exist but credentials.json is gone (or unreadable): the database
+      // holds only hashes, so without a fresh owner key nobody could use this server.
+      createdKeyReason = !hasKeys ? 'first-start' : existsSync(credentialsPath) ? 'credentials-unreadable' : 'credentials-missing';
+      const { secret } = store.createKey({ name: 'owner', role: 'owner', scopes: null });
+      createdKey = secret;
+      writeCredentials(credentialsPath, { baseUrl, apiKey: secret });
+    }
+  } catch (err) {
+    await app.close().finally(() => store.close());
+    throw err;
   }
 
   let closing: Promise<void> | undefined;
@@ -78,6 +97,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     dataDir,
     credentialsPath,
     createdKey,
+    createdKeyReason,
     close() {
       closing ??= (async () => {
         try {

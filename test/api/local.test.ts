@@ -1,5 +1,5 @@
 import { request, type ClientRequest } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -72,5 +72,48 @@ describe('startLocalServer', () => {
     await closing;
     expect(r.status).toBe(201);
     expect(JSON.parse(r.text).data.name).toBe('late');
+  });
+});
+
+describe('startLocalServer without credentials.json', () => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'schemasync-local-')), 'data');
+  afterAll(() => rmSync(join(dir, '..'), { recursive: true, force: true }));
+  const store = fakeStore();
+  const opts = { dataDir: dir, port: 0, rateLimit: false, openStore: () => store };
+
+  it('keys exist but credentials.json is gone: a fresh owner key, written 0600; the old keys still work', async () => {
+    const first = await startLocalServer(opts);
+    await first.close();
+    const oldKey = first.createdKey!;
+    unlinkSync(first.credentialsPath);
+
+    const server = await startLocalServer(opts);
+    try {
+      expect(server.createdKey).toEqual(expect.any(String));
+      expect(server.createdKey).not.toBe(oldKey);
+      expect(server.createdKeyReason).toBe('credentials-missing');
+      expect(readCredentials(dir)).toEqual({ baseUrl: server.baseUrl, apiKey: server.createdKey });
+      expect(statSync(server.credentialsPath).mode & 0o777).toBe(0o600);
+      for (const key of [server.createdKey!, oldKey]) {
+        const r = await fetch(`${server.baseUrl}/schema/objects`, { headers: { authorization: `Bearer ${key}` } });
+        expect(r.status).toBe(200);
+      }
+      expect(store.listKeys().filter((k) => k.role === 'owner')).toHaveLength(2);
+    } finally {
+      await server.close();
+    }
+    // A normal restart creates nothing.
+    const again = await startLocalServer(opts);
+    await again.close();
+    expect(again.createdKey).toBeNull();
+    expect(again.createdKeyReason).toBeNull();
+  });
+
+  it('an unreadable credentials.json is replaced the same way, and says so', async () => {
+    writeFileSync(join(dir, 'credentials.json'), '{ not json', { mode: 0o600 });
+    const server = await startLocalServer(opts);
+    await server.close();
+    expect(server.createdKeyReason).toBe('credentials-unreadable');
+    expect(readCredentials(dir)?.apiKey).toBe(server.createdKey);
   });
 });

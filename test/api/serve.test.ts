@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -7,7 +7,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 // `schemasync serve` as a user runs it: the real bin, a child process, real signals.
 const bin = join(import.meta.dirname, '..', '..', 'bin', 'schemasync');
 const dataDir = mkdtempSync(join(tmpdir(), 'schemasync-serve-'));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+// A test that fails before its kill would leave its server running.
+const children = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+});
 
 interface Running {
   child: ChildProcess;
@@ -16,8 +21,9 @@ interface Running {
   exit: Promise<number | null>;
 }
 
-function serve(args: string[] = []): Promise<Running> {
-  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--data', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function serve(args: string[] = [], data = dataDir): Promise<Running> {
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--data', data, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
   let out = '';
   let err = '';
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -75,5 +81,32 @@ describe('schemasync serve', () => {
     expect(s.stdout()).not.toContain('"reqId"');
     s.child.kill('SIGTERM');
     expect(await s.exit).toBe(0);
+  });
+
+  it('a start after credentials.json was deleted creates a new owner key, prints it once and says why; the next start prints none', async () => {
+    const path = join(dataDir, 'credentials.json');
+    const old = JSON.parse(readFileSync(path, 'utf8')) as { apiKey: string };
+    unlinkSync(path);
+    const s = await serve(['--quiet']);
+    const now = JSON.parse(readFileSync(path, 'utf8')) as { baseUrl: string; apiKey: string };
+    expect(now.apiKey).not.toBe(old.apiKey);
+    expect(now.baseUrl).toBe(s.baseUrl);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(s.stdout()).toContain('credentials.json was missing, so a new owner key was created');
+    expect(s.stdout()).toContain(`owner API key (shown once): ${now.apiKey}`);
+    // The new key works, and so does the old one (keys are not revoked behind the user's back).
+    for (const key of [now.apiKey, old.apiKey]) {
+      const r = await fetch(`${s.baseUrl}/schema/objects/note`, { headers: { authorization: `Bearer ${key}` } });
+      expect(r.status).toBe(200);
+    }
+    s.child.kill('SIGTERM');
+    expect(await s.exit).toBe(0);
+
+    const again = await serve(['--quiet']);
+    expect(again.stdout()).not.toContain('shown once');
+    expect((await fetch(`${again.baseUrl}/health`)).status).toBe(200);
+    expect(JSON.parse(readFileSync(path, 'utf8')).apiKey).toBe(now.apiKey);
+    again.child.kill('SIGTERM');
+    expect(await again.exit).toBe(0);
   });
 });
