@@ -1,9 +1,9 @@
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
-import { readCredentials, startLocalServer } from '../../engine/server/local.js';
+import { readCredentials } from '../../engine/server/local.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { configPathOf, sameUrl } from '../instance.js';
-import { keyReasonLine } from '../local-server.js';
+import { keyReasonLine, startServer } from '../local-server.js';
 import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, untilSignal, usualInstance } from '../watch-session.js';
 
 /**
@@ -36,15 +36,7 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
 
   // Signals are caught from the start, so a Ctrl-C during start-up still exits cleanly.
   const stop = untilSignal();
-  let server;
-  try {
-    server = await startLocalServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false, logger: false });
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE') throw new CliError(`port ${port} on ${host} is already in use`, { hint: 'Pick another with --port.' });
-    if (e.code === 'EACCES') throw new CliError(`not allowed to listen on ${host}:${port}`);
-    throw err;
-  }
+  const server = await startServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false, logger: false });
   try {
     // startLocalServer made sure credentials.json holds a usable owner key (a fresh one when it was gone).
     const apiKey = server.createdKey ?? readCredentials(dataDir)?.apiKey;

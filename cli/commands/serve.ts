@@ -1,8 +1,7 @@
 import { relative } from 'node:path';
-import { startLocalServer } from '../../engine/server/local.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
-import { keyReasonLine } from '../local-server.js';
+import { keyReasonLine, startServer } from '../local-server.js';
 
 /** `schemasync serve` (contract.md §4): the bundled local server. */
 export interface ServeOptions {
@@ -19,22 +18,14 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new CliError(`--port must be a whole number from 0 to 65535, got "${ctx.options.port}"`);
   }
-  let server;
-  try {
-    server = await startLocalServer({
-      dataDir: data,
-      host,
-      port,
-      rateLimit: ctx.options.rateLimit !== false,
-      // One JSON line per request with its id (issue 3); --quiet silences it.
-      logger: ctx.options.quiet ? false : { level: 'info' },
-    });
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE') throw new CliError(`port ${port} on ${host} is already in use`, { hint: 'Pick another with --port.' });
-    if (e.code === 'EACCES') throw new CliError(`not allowed to listen on ${host}:${port}`);
-    throw err;
-  }
+  const server = await startServer({
+    dataDir: data,
+    host,
+    port,
+    rateLimit: ctx.options.rateLimit !== false,
+    // One JSON line per request with its id (issue 3); --quiet silences it.
+    logger: ctx.options.quiet ? false : { level: 'info' },
+  });
   const c = ctx.colors;
   const shown = relative(ctx.cwd, server.credentialsPath) || server.credentialsPath;
   // One write, so a reader never sees the URL line without the key that belongs to it.

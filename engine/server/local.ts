@@ -49,12 +49,29 @@ export type CreatedKeyReason = 'first-start' | 'credentials-missing' | 'credenti
 export const DATABASE_FILE = 'schemasync.db';
 export const CREDENTIALS_FILE = 'credentials.json';
 
+/** The data folder (or the database in it) cannot be created or written. */
+export class DataFolderError extends Error {
+  readonly dataDir: string;
+  constructor(dataDir: string, reason: string, cause: unknown) {
+    super(`data folder ${dataDir} is not writable (${reason})`, { cause });
+    this.name = 'DataFolderError';
+    this.dataDir = dataDir;
+  }
+}
+
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const dataDir = resolve(options.dataDir);
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const openStore = options.openStore ?? openSqliteStore;
-  const store = openStore({ path: join(dataDir, DATABASE_FILE) });
+  let store: Store;
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    store = openStore({ path: join(dataDir, DATABASE_FILE) });
+  } catch (err) {
+    const reason = notWritableReason(err);
+    if (reason === undefined) throw err;
+    throw new DataFolderError(dataDir, reason, err);
+  }
   let app: FastifyInstance;
   try {
     app = await createServer({ store, logger: options.logger ?? false, rateLimit: options.rateLimit ?? true });
@@ -86,7 +103,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     }
   } catch (err) {
     await app.close().finally(() => store.close());
-    throw err;
+    const reason = notWritableReason(err);
+    if (reason === undefined) throw err;
+    throw new DataFolderError(dataDir, reason, err);
   }
 
   let closing: Promise<void> | undefined;
@@ -109,6 +128,20 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       return closing;
     },
   };
+}
+
+/**
+ * Why the data folder could not be used, when the failure is about writing there (a
+ * permission, a read-only file system or database, a file where a folder should be);
+ * undefined for anything else (a corrupt or newer database), which is reported as it is.
+ */
+function notWritableReason(err: unknown): string | undefined {
+  const e = err as { code?: unknown; message?: unknown };
+  if (typeof e?.code !== 'string' || typeof e.message !== 'string') return undefined;
+  if (['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST', 'EISDIR'].includes(e.code)) return e.message;
+  // better-sqlite3's SqliteError: "unable to open database file", "attempt to write a readonly database"
+  if (/^SQLITE_(CANTOPEN|READONLY|PERM|AUTH)/.test(e.code)) return `${DATABASE_FILE}: ${e.message}`;
+  return undefined;
 }
 
 /** A listening address as clients should dial it: wildcard → loopback, IPv6 bracketed. */

@@ -168,3 +168,13 @@ export function fileEntries(dataDir: string, root = join(dataDir, 'files')): str
   }
   return out;
 }
+
+/** Rejects when `p` takes longer than `ms`: a bound on a hang, not a measurement. */
+export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} still pending after ${ms} ms`)), ms))),
+  ]);
+}
+

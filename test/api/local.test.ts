@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readCredentials, startLocalServer } from '../../engine/server/local.js';
+import { DataFolderError, readCredentials, startLocalServer } from '../../engine/server/local.js';
 import { fakeStore } from './fake-store.js';
 
 // engine/server/local.ts, the part `serve` and `dev` share: first-start key and credentials.
@@ -115,5 +115,21 @@ describe('startLocalServer without credentials.json', () => {
     await server.close();
     expect(server.createdKeyReason).toBe('credentials-unreadable');
     expect(readCredentials(dir)?.apiKey).toBe(server.createdKey);
+  });
+});
+
+describe('startLocalServer on a data folder it cannot write', () => {
+  const root = mkdtempSync(join(tmpdir(), 'schemasync-local-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('names the folder and the reason (a path under a regular file: ENOTDIR, whoever runs it)', async () => {
+    writeFileSync(join(root, 'file.txt'), 'not a folder');
+    const dataDir = join(root, 'file.txt', 'sub');
+    const err = await startLocalServer({ dataDir, port: 0 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(DataFolderError);
+    expect((err as Error).message).toContain(`data folder ${dataDir} is not writable (ENOTDIR: not a directory`);
   });
 });

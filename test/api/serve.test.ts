@@ -1,8 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../engine/store/index.js';
+import { within } from './helpers.js';
 
 // `schemasync serve` as a user runs it: the real bin, a child process, real signals.
 const bin = join(import.meta.dirname, '..', '..', 'bin', 'schemasync');
@@ -108,5 +110,86 @@ describe('schemasync serve', () => {
     expect(JSON.parse(readFileSync(path, 'utf8')).apiKey).toBe(now.apiKey);
     again.child.kill('SIGTERM');
     expect(await again.exit).toBe(0);
+  });
+});
+
+/** Runs the bin to its end (it is expected to fail at start-up), optionally as another user. */
+function runToEnd(args: string[], as: { uid?: number; gid?: number } = {}, cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' }, ...as, ...(cwd ? { cwd } : {}) });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  return within(
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr }))),
+    20_000,
+    `schemasync ${args.join(' ')}`,
+  ).finally(() => child.kill('SIGKILL'));
+}
+
+/**
+ * Who the permission cases run as: this user, or when that is root (which ignores file
+ * modes) the unprivileged `nobody` (uid 65534), provided it can run the bin from here.
+ */
+function unprivileged(): { as: { uid?: number; gid?: number }; skip: string | false } {
+  if (process.getuid?.() !== 0) return { as: {}, skip: false };
+  const as = { uid: 65534, gid: 65534 };
+  const probe = spawnSync(process.execPath, [bin, '--version'], { ...as, encoding: 'utf8' });
+  return probe.status === 0 ? { as, skip: false } : { as, skip: `running as root, and uid 65534 cannot run ${bin}: ${probe.stderr || probe.error}` };
+}
+
+describe('schemasync serve and dev on a data folder they cannot write', () => {
+  const root = mkdtempSync(join(tmpdir(), 'schemasync-unwritable-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  chmodSync(root, 0o755); // another user must reach the folders below
+  writeFileSync(join(root, 'file.txt'), 'not a folder');
+  const underFile = join(root, 'file.txt', 'sub');
+
+  it('serve: a path under a regular file (ENOTDIR, whoever runs it) names the folder, exit 1', async () => {
+    const r = await runToEnd(['serve', '--port', '0', '--data', underFile]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`Error: data folder ${underFile} is not writable (ENOTDIR: not a directory`);
+  });
+
+  it('dev: the same', async () => {
+    const project = join(root, 'project');
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, 'schemasync.yaml'), 'source: crm\nschema: schema\n');
+    const r = await runToEnd(['dev', '--port', '0', '--data', underFile], {}, project);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`Error: data folder ${underFile} is not writable (ENOTDIR: not a directory`);
+  });
+
+  const { as, skip } = unprivileged();
+  if (skip) console.warn(`skipping the permission cases: ${skip}`);
+
+  it.skipIf(skip)('a folder to create inside a read-only (0555) folder: the folder and EACCES, not "not allowed to listen"', async () => {
+    const ro = join(root, 'ro');
+    mkdirSync(ro, { mode: 0o555 });
+    chmodSync(ro, 0o555);
+    const r = await runToEnd(['serve', '--port', '0', '--data', join(ro, 'sub')], as);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`Error: data folder ${join(ro, 'sub')} is not writable (EACCES: permission denied`);
+    expect(r.stderr).not.toContain('listen');
+  });
+
+  it.skipIf(skip)('a read-only (0555) data folder: names it', async () => {
+    const ro = join(root, 'ro-data');
+    mkdirSync(ro, { mode: 0o555 });
+    chmodSync(ro, 0o555);
+    const r = await runToEnd(['serve', '--port', '0', '--data', ro], as);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`Error: data folder ${ro} is not writable (`);
+  });
+
+  it.skipIf(skip)('a read-only database file: names the folder and the file', async () => {
+    const dir = join(root, 'ro-db');
+    mkdirSync(dir);
+    openStore({ path: join(dir, 'schemasync.db') }).close();
+    chmodSync(join(dir, 'schemasync.db'), 0o444);
+    chmodSync(dir, 0o777); // the folder is writable: only the database file is not
+    const r = await runToEnd(['serve', '--port', '0', '--data', dir], as);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`Error: data folder ${dir} is not writable (schemasync.db: attempt to write a readonly database)`);
   });
 });
