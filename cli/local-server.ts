@@ -3,7 +3,7 @@ import { CliError } from './errors.js';
 
 /**
  * What `serve` and `dev` share around engine/server/local.ts: start-up failures as one
- * line, and the line saying why a key was created on a later start.
+ * line, the stop signals, and the line saying why a key was created on a later start.
  */
 
 /** startLocalServer, with its listen failures said in the CLI's words. */
@@ -29,4 +29,60 @@ export function keyReasonLine(server: LocalServer, credentialsShown: string): st
     return `${credentialsShown} could not be read, so a new owner key was created and written over it (the keys created before still work)`;
   }
   return undefined;
+}
+
+/**
+ * SIGINT/SIGTERM for a process hosting a server. Installed before the server listens, so a
+ * signal during start-up still ends in a clean stop; kept installed until dispose(), so a
+ * second signal during the stop does not kill the process with the database open.
+ */
+export interface StopSignals {
+  /** Resolves with the first signal: stop gracefully. */
+  readonly first: Promise<NodeJS.Signals>;
+  /** Resolves with the second: stop now. */
+  readonly second: Promise<NodeJS.Signals>;
+  dispose(): void;
+}
+
+export function catchStopSignals(): StopSignals {
+  let resolveFirst!: (s: NodeJS.Signals) => void;
+  let resolveSecond!: (s: NodeJS.Signals) => void;
+  const first = new Promise<NodeJS.Signals>((r) => (resolveFirst = r));
+  const second = new Promise<NodeJS.Signals>((r) => (resolveSecond = r));
+  let seen = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    seen += 1;
+    if (seen === 1) resolveFirst(signal);
+    else resolveSecond(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    first,
+    second,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/**
+ * Stops the server: in-flight requests get the grace period (LocalServer.close), a second
+ * signal meanwhile (or already received) closes their connections at once. Either way the
+ * database is closed before this resolves.
+ */
+export async function stopServer(server: LocalServer, signals: StopSignals, onForce: (signal: NodeJS.Signals) => void): Promise<void> {
+  let done = false;
+  void signals.second.then((signal) => {
+    if (done) return;
+    onForce(signal);
+    void server.closeNow();
+  });
+  try {
+    await server.close();
+  } finally {
+    done = true;
+    signals.dispose();
+  }
 }

@@ -3,8 +3,8 @@ import { readCredentials } from '../../engine/server/local.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { configPathOf, sameUrl } from '../instance.js';
-import { keyReasonLine, startServer } from '../local-server.js';
-import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, untilSignal, usualInstance } from '../watch-session.js';
+import { catchStopSignals, keyReasonLine, startServer, stopServer } from '../local-server.js';
+import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, usualInstance } from '../watch-session.js';
 
 /**
  * `schemasync dev` (contract.md §4, issue 6): the local server, a first sync and watch, in
@@ -35,8 +35,14 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
   const dataDir = isAbsolute(ctx.options.data) ? ctx.options.data : resolve(dirname(configPath), ctx.options.data);
 
   // Signals are caught from the start, so a Ctrl-C during start-up still exits cleanly.
-  const stop = untilSignal();
-  const server = await startServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false, logger: false });
+  const signals = catchStopSignals();
+  let server;
+  try {
+    server = await startServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false, logger: false });
+  } catch (err) {
+    signals.dispose();
+    throw err;
+  }
   try {
     // startLocalServer made sure credentials.json holds a usable owner key (a fresh one when it was gone).
     const apiKey = server.createdKey ?? readCredentials(dataDir)?.apiKey;
@@ -64,12 +70,14 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
       allowDestructive,
       push: sdkPush(server.baseUrl, apiKey),
       syncCommand: () => syncCommandFor(ctx, target),
-      stopSignal: stop,
+      stopSignal: signals.first,
       quiet: ctx.options.quiet === true,
       // The server's own SQLite writes are no reason to sync, wherever --data puts them.
       ignoredPaths: [server.dataDir],
     });
   } finally {
-    await server.close();
+    await stopServer(server, signals, (again) => {
+      ctx.stdout.write(`${again}: closing open connections now\n`);
+    });
   }
 };

@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
-import { keyReasonLine, startServer } from '../local-server.js';
+import { catchStopSignals, keyReasonLine, startServer, stopServer } from '../local-server.js';
 
 /** `schemasync serve` (contract.md §4): the bundled local server. */
 export interface ServeOptions {
@@ -18,14 +18,22 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new CliError(`--port must be a whole number from 0 to 65535, got "${ctx.options.port}"`);
   }
-  const server = await startServer({
-    dataDir: data,
-    host,
-    port,
-    rateLimit: ctx.options.rateLimit !== false,
-    // One JSON line per request with its id (issue 3); --quiet silences it.
-    logger: ctx.options.quiet ? false : { level: 'info' },
-  });
+  // Caught before the server listens, so a signal during start-up still closes the database.
+  const signals = catchStopSignals();
+  let server;
+  try {
+    server = await startServer({
+      dataDir: data,
+      host,
+      port,
+      rateLimit: ctx.options.rateLimit !== false,
+      // One JSON line per request with its id (issue 3); --quiet silences it.
+      logger: ctx.options.quiet ? false : { level: 'info' },
+    });
+  } catch (err) {
+    signals.dispose();
+    throw err;
+  }
   const c = ctx.colors;
   const shown = relative(ctx.cwd, server.credentialsPath) || server.credentialsPath;
   // One write, so a reader never sees the URL line without the key that belongs to it.
@@ -41,17 +49,12 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
   }
   ctx.stdout.write(`${lines.join('\n')}\n`);
 
-  // Graceful stop (issue 3): stop accepting, let in-flight requests finish, close the database.
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      if (!ctx.options.quiet) ctx.stderr.write(`\n${signal}: shutting down\n`);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+  // Graceful stop (issue 3): stop accepting, let in-flight requests finish (for the grace
+  // period; a second signal cuts it short), close the database.
+  const signal = await signals.first;
+  if (!ctx.options.quiet) ctx.stderr.write(`\n${signal}: shutting down\n`);
+  await stopServer(server, signals, (again) => {
+    if (!ctx.options.quiet) ctx.stderr.write(`${again}: closing open connections now\n`);
   });
-  await server.close();
   return 0;
 };

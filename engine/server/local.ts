@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { openStore as openSqliteStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
@@ -20,6 +21,11 @@ export interface LocalServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** How to open the database (default: the SQLite store of engine/store); tests inject one. */
   openStore?: (options: { path: string }) => Store;
+  /**
+   * How long close() lets in-flight requests finish before it cuts their connections
+   * (default DEFAULT_SHUTDOWN_GRACE_MS).
+   */
+  shutdownGraceMs?: number;
 }
 
 export interface Credentials {
@@ -40,14 +46,21 @@ export interface LocalServer {
    * credentials.json was missing or unreadable (then the old keys are left as they are).
    */
   createdKeyReason: CreatedKeyReason | null;
-  /** Stops accepting, lets in-flight requests finish, then closes the database. */
+  /**
+   * Stops accepting, lets in-flight requests finish for the grace period, then closes the
+   * connections still open, then the database. Called again, the same promise.
+   */
   close(): Promise<void>;
+  /** close(), with the grace period cut short: open connections are closed at once. */
+  closeNow(): Promise<void>;
 }
 
 export type CreatedKeyReason = 'first-start' | 'credentials-missing' | 'credentials-unreadable';
 
 export const DATABASE_FILE = 'schemasync.db';
 export const CREDENTIALS_FILE = 'credentials.json';
+/** How long a stop waits for in-flight requests (a stalled client would else hold it for the 5-minute request timeout). */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 /** The data folder (or the database in it) cannot be created or written. */
 export class DataFolderError extends Error {
@@ -108,7 +121,32 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     throw new DataFolderError(dataDir, reason, err);
   }
 
+  // Stopping: Fastify stops accepting and waits for in-flight requests; when the grace
+  // period ends (or closeNow is called) the connections still open are closed, so a
+  // stalled client cannot hold the stop for the 5-minute request timeout.
+  const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+  let cut = false;
+  const cutConnections = () => {
+    cut = true;
+    app.server.closeAllConnections();
+  };
+  // A connection accepted after the cut (before Fastify's server.close ran) goes too.
+  app.server.on('connection', (socket: Socket) => {
+    if (cut) socket.destroy();
+  });
   let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const timer = setTimeout(cutConnections, graceMs);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(timer);
+        store.close();
+      }
+    })();
+    return closing;
+  };
   return {
     app,
     store,
@@ -117,15 +155,11 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     credentialsPath,
     createdKey,
     createdKeyReason,
-    close() {
-      closing ??= (async () => {
-        try {
-          await app.close();
-        } finally {
-          store.close();
-        }
-      })();
-      return closing;
+    close,
+    closeNow() {
+      const done = close();
+      cutConnections();
+      return done;
     },
   };
 }

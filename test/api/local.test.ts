@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DataFolderError, readCredentials, startLocalServer } from '../../engine/server/local.js';
 import { fakeStore } from './fake-store.js';
+import { stalledRequest, within } from './helpers.js';
 
 // engine/server/local.ts, the part `serve` and `dev` share: first-start key and credentials.
 const dataDir = join(mkdtempSync(join(tmpdir(), 'schemasync-local-')), 'nested', '.schemasync');
@@ -115,6 +116,36 @@ describe('startLocalServer without credentials.json', () => {
     await server.close();
     expect(server.createdKeyReason).toBe('credentials-unreadable');
     expect(readCredentials(dir)?.apiKey).toBe(server.createdKey);
+  });
+});
+
+describe('startLocalServer stopping', () => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'schemasync-local-')), 'data');
+  afterAll(() => rmSync(join(dir, '..'), { recursive: true, force: true }));
+  const store = fakeStore();
+  let closed = 0;
+  const openStore = () => ({ ...store, close: () => void (closed += 1) });
+
+  it('close cuts a stalled request once the grace period is over, then closes the store', async () => {
+    const server = await startLocalServer({ dataDir: dir, port: 0, rateLimit: false, openStore, shutdownGraceMs: 300 });
+    const stalled = stalledRequest(server.baseUrl, server.createdKey ?? readCredentials(dir)!.apiKey);
+    await stalled.arrived;
+    const before = closed;
+    await within(server.close(), 10_000, 'close() with a stalled request');
+    expect(closed).toBe(before + 1);
+    expect(await stalled.outcome).toMatch(/^error /);
+  });
+
+  it('closeNow cuts it at once, whatever the grace period', async () => {
+    const server = await startLocalServer({ dataDir: dir, port: 0, rateLimit: false, openStore, shutdownGraceMs: 600_000 });
+    const stalled = stalledRequest(server.baseUrl, readCredentials(dir)!.apiKey);
+    await stalled.arrived;
+    const before = closed;
+    const closing = server.close();
+    await within(server.closeNow(), 10_000, 'closeNow() with a stalled request');
+    await closing;
+    expect(closed).toBe(before + 1);
+    expect(await stalled.outcome).toMatch(/^error /);
   });
 });
 
