@@ -1,9 +1,10 @@
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
-import { readCredentials, startLocalServer, writeCredentials } from '../../engine/server/local.js';
+import { readCredentials } from '../../engine/server/local.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { configPathOf, sameUrl } from '../instance.js';
-import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, untilSignal, usualInstance } from '../watch-session.js';
+import { catchStopSignals, keyReasonLine, startServer, stopServer } from '../local-server.js';
+import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, usualInstance } from '../watch-session.js';
 
 /**
  * `schemasync dev` (contract.md §4, issue 6): the local server, a first sync and watch, in
@@ -34,28 +35,27 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
   const dataDir = isAbsolute(ctx.options.data) ? ctx.options.data : resolve(dirname(configPath), ctx.options.data);
 
   // Signals are caught from the start, so a Ctrl-C during start-up still exits cleanly.
-  const stop = untilSignal();
+  const signals = catchStopSignals();
   let server;
   try {
-    server = await startLocalServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false, logger: false });
+    server = await startServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false, logger: false });
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE') throw new CliError(`port ${port} on ${host} is already in use`, { hint: 'Pick another with --port.' });
-    if (e.code === 'EACCES') throw new CliError(`not allowed to listen on ${host}:${port}`);
+    signals.dispose();
     throw err;
   }
   try {
-    let apiKey = server.createdKey ?? readCredentials(dataDir)?.apiKey;
-    if (!apiKey) {
-      // Keys exist but credentials.json is gone: mint a fresh owner key for this folder.
-      apiKey = server.store.createKey({ name: 'dev', role: 'owner', scopes: null }).secret;
-      writeCredentials(server.credentialsPath, { baseUrl: server.baseUrl, apiKey });
-    }
+    // startLocalServer made sure credentials.json holds a usable owner key (a fresh one when it was gone).
+    const apiKey = server.createdKey ?? readCredentials(dataDir)?.apiKey;
+    if (!apiKey) throw new CliError(`no API key in ${server.credentialsPath}`);
     const c = ctx.colors;
     const shown = (p: string) => relative(ctx.cwd, p) || p;
     ctx.stdout.write(`schemasync dev: server on ${c.bold(server.baseUrl)}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}\n`);
     ctx.stdout.write(`data: ${shown(server.dataDir)}  credentials: ${shown(server.credentialsPath)} (mode 0600)\n`);
-    if (server.createdKey) ctx.stdout.write(`owner API key (shown once): ${c.bold(server.createdKey)}\n`);
+    if (server.createdKey) {
+      const why = keyReasonLine(server, shown(server.credentialsPath));
+      if (why) ctx.stdout.write(`${c.yellow('warning:')} ${why}\n`);
+      ctx.stdout.write(`owner API key (shown once): ${c.bold(server.createdKey)}\n`);
+    }
     const usual = usualInstance(ctx);
     if (usual.baseUrl !== undefined && !sameUrl(usual.baseUrl, server.baseUrl)) {
       // Other commands run here (sync, plan, records…) follow the usual resolution, not dev.
@@ -70,12 +70,14 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
       allowDestructive,
       push: sdkPush(server.baseUrl, apiKey),
       syncCommand: () => syncCommandFor(ctx, target),
-      stopSignal: stop,
+      stopSignal: signals.first,
       quiet: ctx.options.quiet === true,
       // The server's own SQLite writes are no reason to sync, wherever --data puts them.
       ignoredPaths: [server.dataDir],
     });
   } finally {
-    await server.close();
+    await stopServer(server, signals, (again) => {
+      ctx.stdout.write(`${again}: closing open connections now\n`);
+    });
   }
 };

@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
-import { startLocalServer } from '../../engine/server/local.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
+import { catchStopSignals, keyReasonLine, startServer, stopServer } from '../local-server.js';
 
 /** `schemasync serve` (contract.md §4): the bundled local server. */
 export interface ServeOptions {
@@ -18,9 +18,11 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new CliError(`--port must be a whole number from 0 to 65535, got "${ctx.options.port}"`);
   }
+  // Caught before the server listens, so a signal during start-up still closes the database.
+  const signals = catchStopSignals();
   let server;
   try {
-    server = await startLocalServer({
+    server = await startServer({
       dataDir: data,
       host,
       port,
@@ -29,9 +31,7 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
       logger: ctx.options.quiet ? false : { level: 'info' },
     });
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE') throw new CliError(`port ${port} on ${host} is already in use`, { hint: 'Pick another with --port.' });
-    if (e.code === 'EACCES') throw new CliError(`not allowed to listen on ${host}:${port}`);
+    signals.dispose();
     throw err;
   }
   const c = ctx.colors;
@@ -42,22 +42,19 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
     `data: ${server.dataDir}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}`,
   ];
   if (server.createdKey) {
+    const why = keyReasonLine(server, shown);
+    if (why) lines.push(`${c.yellow('warning:')} ${why}`);
     lines.push(`owner API key (shown once): ${c.bold(server.createdKey)}`);
     lines.push(`saved with the base URL to ${shown} (mode 0600)`);
   }
   ctx.stdout.write(`${lines.join('\n')}\n`);
 
-  // Graceful stop (issue 3): stop accepting, let in-flight requests finish, close the database.
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      if (!ctx.options.quiet) ctx.stderr.write(`\n${signal}: shutting down\n`);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+  // Graceful stop (issue 3): stop accepting, let in-flight requests finish (for the grace
+  // period; a second signal cuts it short), close the database.
+  const signal = await signals.first;
+  if (!ctx.options.quiet) ctx.stderr.write(`\n${signal}: shutting down\n`);
+  await stopServer(server, signals, (again) => {
+    if (!ctx.options.quiet) ctx.stderr.write(`${again}: closing open connections now\n`);
   });
-  await server.close();
   return 0;
 };

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { openStore as openSqliteStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
@@ -8,7 +9,9 @@ import { createServer } from './app.js';
 /**
  * The reusable part of `schemasync serve` (and `schemasync dev`): open the store in a data
  * folder, start the app, and on first start create the owner key and write
- * `<data>/credentials.json` (contract.md §4: `{ baseUrl, apiKey }`, mode 0600).
+ * `<data>/credentials.json` (contract.md §4: `{ baseUrl, apiKey }`, mode 0600). A folder
+ * whose keys exist but whose credentials.json is gone gets a fresh owner key the same way
+ * (the database holds only hashes, so no saved key can be recovered).
  */
 export interface LocalServerOptions {
   dataDir: string;
@@ -18,6 +21,11 @@ export interface LocalServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** How to open the database (default: the SQLite store of engine/store); tests inject one. */
   openStore?: (options: { path: string }) => Store;
+  /**
+   * How long close() lets in-flight requests finish before it cuts their connections
+   * (default DEFAULT_SHUTDOWN_GRACE_MS).
+   */
+  shutdownGraceMs?: number;
 }
 
 export interface Credentials {
@@ -31,21 +39,52 @@ export interface LocalServer {
   baseUrl: string;
   dataDir: string;
   credentialsPath: string;
-  /** The owner key created on this start (first start only), to print once; else null. */
+  /** The owner key created on this start, to print once; else null. */
   createdKey: string | null;
-  /** Stops accepting, lets in-flight requests finish, then closes the database. */
+  /**
+   * Why createdKey was created: the folder had no key yet, or it had keys but its
+   * credentials.json was missing or unreadable (then the old keys are left as they are).
+   */
+  createdKeyReason: CreatedKeyReason | null;
+  /**
+   * Stops accepting, lets in-flight requests finish for the grace period, then closes the
+   * connections still open, then the database. Called again, the same promise.
+   */
   close(): Promise<void>;
+  /** close(), with the grace period cut short: open connections are closed at once. */
+  closeNow(): Promise<void>;
 }
+
+export type CreatedKeyReason = 'first-start' | 'credentials-missing' | 'credentials-unreadable';
 
 export const DATABASE_FILE = 'schemasync.db';
 export const CREDENTIALS_FILE = 'credentials.json';
+/** How long a stop waits for in-flight requests (a stalled client would else hold it for the 5-minute request timeout). */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
+/** The data folder (or the database in it) cannot be created or written. */
+export class DataFolderError extends Error {
+  readonly dataDir: string;
+  constructor(dataDir: string, reason: string, cause: unknown) {
+    super(`data folder ${dataDir} is not writable (${reason})`, { cause });
+    this.name = 'DataFolderError';
+    this.dataDir = dataDir;
+  }
+}
 
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const dataDir = resolve(options.dataDir);
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const openStore = options.openStore ?? openSqliteStore;
-  const store = openStore({ path: join(dataDir, DATABASE_FILE) });
+  let store: Store;
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    store = openStore({ path: join(dataDir, DATABASE_FILE) });
+  } catch (err) {
+    const reason = notWritableReason(err);
+    if (reason === undefined) throw err;
+    throw new DataFolderError(dataDir, reason, err);
+  }
   let app: FastifyInstance;
   try {
     app = await createServer({ store, logger: options.logger ?? false, rateLimit: options.rateLimit ?? true });
@@ -60,17 +99,54 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const credentialsPath = join(dataDir, CREDENTIALS_FILE);
 
   let createdKey: string | null = null;
-  if (store.countActiveKeys() === 0) {
-    const { secret } = store.createKey({ name: 'owner', role: 'owner', scopes: null });
-    createdKey = secret;
-    writeCredentials(credentialsPath, { baseUrl, apiKey: secret });
-  } else {
-    // Keep the saved key but point it at where this server now listens, so other commands find it.
-    const saved = readCredentials(dataDir);
-    if (saved && saved.baseUrl !== baseUrl) writeCredentials(credentialsPath, { ...saved, baseUrl });
+  let createdKeyReason: CreatedKeyReason | null = null;
+  try {
+    const hasKeys = store.countActiveKeys() > 0;
+    const saved = hasKeys ? readCredentials(dataDir) : null;
+    if (saved) {
+      // Keep the saved key but point it at where this server now listens, so other commands find it.
+      if (saved.baseUrl !== baseUrl) writeCredentials(credentialsPath, { ...saved, baseUrl });
+    } else {
+      // First start, or keys exist but credentials.json is gone (or unreadable): the database
+      // holds only hashes, so without a fresh owner key nobody could use this server.
+      createdKeyReason = !hasKeys ? 'first-start' : existsSync(credentialsPath) ? 'credentials-unreadable' : 'credentials-missing';
+      const { secret } = store.createKey({ name: 'owner', role: 'owner', scopes: null });
+      createdKey = secret;
+      writeCredentials(credentialsPath, { baseUrl, apiKey: secret });
+    }
+  } catch (err) {
+    await app.close().finally(() => store.close());
+    const reason = notWritableReason(err);
+    if (reason === undefined) throw err;
+    throw new DataFolderError(dataDir, reason, err);
   }
 
+  // Stopping: Fastify stops accepting and waits for in-flight requests; when the grace
+  // period ends (or closeNow is called) the connections still open are closed, so a
+  // stalled client cannot hold the stop for the 5-minute request timeout.
+  const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+  let cut = false;
+  const cutConnections = () => {
+    cut = true;
+    app.server.closeAllConnections();
+  };
+  // A connection accepted after the cut (before Fastify's server.close ran) goes too.
+  app.server.on('connection', (socket: Socket) => {
+    if (cut) socket.destroy();
+  });
   let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const timer = setTimeout(cutConnections, graceMs);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(timer);
+        store.close();
+      }
+    })();
+    return closing;
+  };
   return {
     app,
     store,
@@ -78,17 +154,28 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     dataDir,
     credentialsPath,
     createdKey,
-    close() {
-      closing ??= (async () => {
-        try {
-          await app.close();
-        } finally {
-          store.close();
-        }
-      })();
-      return closing;
+    createdKeyReason,
+    close,
+    closeNow() {
+      const done = close();
+      cutConnections();
+      return done;
     },
   };
+}
+
+/**
+ * Why the data folder could not be used, when the failure is about writing there (a
+ * permission, a read-only file system or database, a file where a folder should be);
+ * undefined for anything else (a corrupt or newer database), which is reported as it is.
+ */
+function notWritableReason(err: unknown): string | undefined {
+  const e = err as { code?: unknown; message?: unknown };
+  if (typeof e?.code !== 'string' || typeof e.message !== 'string') return undefined;
+  if (['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST', 'EISDIR'].includes(e.code)) return e.message;
+  // better-sqlite3's SqliteError: "unable to open database file", "attempt to write a readonly database"
+  if (/^SQLITE_(CANTOPEN|READONLY|PERM|AUTH)/.test(e.code)) return `${DATABASE_FILE}: ${e.message}`;
+  return undefined;
 }
 
 /** A listening address as clients should dial it: wildcard → loopback, IPv6 bracketed. */

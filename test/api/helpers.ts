@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { request } from 'node:http';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -168,3 +169,38 @@ export function fileEntries(dataDir: string, root = join(dataDir, 'files')): str
   }
   return out;
 }
+
+/**
+ * A POST whose headers the server has read (it answered `100 Continue`, so the request is
+ * in flight) and whose body has only begun: a stalled client, until finish() sends the rest.
+ */
+export function stalledRequest(
+  baseUrl: string,
+  apiKey: string,
+  body = JSON.stringify({ name: 'stalled', attributes: [{ name: 'body', type: 'text' }] }),
+): { arrived: Promise<void>; outcome: Promise<string>; finish(): void } {
+  const req = request(new URL(`${baseUrl}/schema/objects`), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' },
+  });
+  const arrived = new Promise<void>((resolve) => req.once('continue', () => req.write(body.slice(0, 8), () => resolve())));
+  const outcome = new Promise<string>((resolve) => {
+    req.once('response', (res) => {
+      res.resume();
+      resolve(`answered ${res.statusCode}`);
+    });
+    req.once('error', (err: NodeJS.ErrnoException) => resolve(`error ${err.code ?? err.message}`));
+  });
+  req.flushHeaders();
+  return { arrived, outcome, finish: () => req.end(body.slice(8)) };
+}
+
+/** Rejects when `p` takes longer than `ms`: a bound on a hang, not a measurement. */
+export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} still pending after ${ms} ms`)), ms))),
+  ]);
+}
+

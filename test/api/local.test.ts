@@ -1,10 +1,11 @@
 import { request, type ClientRequest } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readCredentials, startLocalServer } from '../../engine/server/local.js';
+import { DataFolderError, readCredentials, startLocalServer } from '../../engine/server/local.js';
 import { fakeStore } from './fake-store.js';
+import { stalledRequest, within } from './helpers.js';
 
 // engine/server/local.ts, the part `serve` and `dev` share: first-start key and credentials.
 const dataDir = join(mkdtempSync(join(tmpdir(), 'schemasync-local-')), 'nested', '.schemasync');
@@ -72,5 +73,94 @@ describe('startLocalServer', () => {
     await closing;
     expect(r.status).toBe(201);
     expect(JSON.parse(r.text).data.name).toBe('late');
+  });
+});
+
+describe('startLocalServer without credentials.json', () => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'schemasync-local-')), 'data');
+  afterAll(() => rmSync(join(dir, '..'), { recursive: true, force: true }));
+  const store = fakeStore();
+  const opts = { dataDir: dir, port: 0, rateLimit: false, openStore: () => store };
+
+  it('keys exist but credentials.json is gone: a fresh owner key, written 0600; the old keys still work', async () => {
+    const first = await startLocalServer(opts);
+    await first.close();
+    const oldKey = first.createdKey!;
+    unlinkSync(first.credentialsPath);
+
+    const server = await startLocalServer(opts);
+    try {
+      expect(server.createdKey).toEqual(expect.any(String));
+      expect(server.createdKey).not.toBe(oldKey);
+      expect(server.createdKeyReason).toBe('credentials-missing');
+      expect(readCredentials(dir)).toEqual({ baseUrl: server.baseUrl, apiKey: server.createdKey });
+      expect(statSync(server.credentialsPath).mode & 0o777).toBe(0o600);
+      for (const key of [server.createdKey!, oldKey]) {
+        const r = await fetch(`${server.baseUrl}/schema/objects`, { headers: { authorization: `Bearer ${key}` } });
+        expect(r.status).toBe(200);
+      }
+      expect(store.listKeys().filter((k) => k.role === 'owner')).toHaveLength(2);
+    } finally {
+      await server.close();
+    }
+    // A normal restart creates nothing.
+    const again = await startLocalServer(opts);
+    await again.close();
+    expect(again.createdKey).toBeNull();
+    expect(again.createdKeyReason).toBeNull();
+  });
+
+  it('an unreadable credentials.json is replaced the same way, and says so', async () => {
+    writeFileSync(join(dir, 'credentials.json'), '{ not json', { mode: 0o600 });
+    const server = await startLocalServer(opts);
+    await server.close();
+    expect(server.createdKeyReason).toBe('credentials-unreadable');
+    expect(readCredentials(dir)?.apiKey).toBe(server.createdKey);
+  });
+});
+
+describe('startLocalServer stopping', () => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'schemasync-local-')), 'data');
+  afterAll(() => rmSync(join(dir, '..'), { recursive: true, force: true }));
+  const store = fakeStore();
+  let closed = 0;
+  const openStore = () => ({ ...store, close: () => void (closed += 1) });
+
+  it('close cuts a stalled request once the grace period is over, then closes the store', async () => {
+    const server = await startLocalServer({ dataDir: dir, port: 0, rateLimit: false, openStore, shutdownGraceMs: 300 });
+    const stalled = stalledRequest(server.baseUrl, server.createdKey ?? readCredentials(dir)!.apiKey);
+    await stalled.arrived;
+    const before = closed;
+    await within(server.close(), 10_000, 'close() with a stalled request');
+    expect(closed).toBe(before + 1);
+    expect(await stalled.outcome).toMatch(/^error /);
+  });
+
+  it('closeNow cuts it at once, whatever the grace period', async () => {
+    const server = await startLocalServer({ dataDir: dir, port: 0, rateLimit: false, openStore, shutdownGraceMs: 600_000 });
+    const stalled = stalledRequest(server.baseUrl, readCredentials(dir)!.apiKey);
+    await stalled.arrived;
+    const before = closed;
+    const closing = server.close();
+    await within(server.closeNow(), 10_000, 'closeNow() with a stalled request');
+    await closing;
+    expect(closed).toBe(before + 1);
+    expect(await stalled.outcome).toMatch(/^error /);
+  });
+});
+
+describe('startLocalServer on a data folder it cannot write', () => {
+  const root = mkdtempSync(join(tmpdir(), 'schemasync-local-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('names the folder and the reason (a path under a regular file: ENOTDIR, whoever runs it)', async () => {
+    writeFileSync(join(root, 'file.txt'), 'not a folder');
+    const dataDir = join(root, 'file.txt', 'sub');
+    const err = await startLocalServer({ dataDir, port: 0 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(DataFolderError);
+    expect((err as Error).message).toContain(`data folder ${dataDir} is not writable (ENOTDIR: not a directory`);
   });
 });

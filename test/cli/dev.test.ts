@@ -101,6 +101,39 @@ describe('schemasync dev', () => {
   });
 });
 
+describe('schemasync dev after credentials.json was deleted', () => {
+  it('creates a new owner key, prints it once and says why, and syncs with it', async () => {
+    const dir = tempProject({ 'deal.yaml': deal({ title: 'text' }) });
+    try {
+      const first = start(['dev', '--port', '0', '--no-rate-limit'], dir);
+      try {
+        await first.waitFor(/✓ synced crm v1/, 'the first sync');
+      } finally {
+        first.child.kill('SIGINT');
+        expect(await first.exited).toBe(0);
+      }
+      const oldKey = credentials(join(dir, '.schemasync')).apiKey;
+      unlinkSync(join(dir, '.schemasync', 'credentials.json'));
+
+      const dev = start(['dev', '--port', '0', '--no-rate-limit'], dir);
+      try {
+        const key = (await dev.waitFor(/owner API key \(shown once\): (\S+)/, 'the new key'))[1]!;
+        expect(dev.out()).toContain('warning: .schemasync/credentials.json was missing, so a new owner key was created');
+        await dev.waitFor(/crm v1 is up to date/, 'the first sync, with the new key');
+        const saved = credentials(join(dir, '.schemasync'));
+        expect(saved.apiKey).toBe(key);
+        expect(key).not.toBe(oldKey);
+        expect(await attributesOf(saved.baseUrl, key, 'deal')).toEqual(['title']);
+      } finally {
+        dev.child.kill('SIGINT');
+        expect(await dev.exited).toBe(0);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('schemasync dev --allow-destructive <targets>', () => {
   it('applies exactly the listed losses and still holds back the others', async () => {
     const dir = tempProject({ 'deal.yaml': deal({ title: 'text', amount: 'number', note: 'text' }) });

@@ -1,0 +1,88 @@
+import { startLocalServer, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
+import { CliError } from './errors.js';
+
+/**
+ * What `serve` and `dev` share around engine/server/local.ts: start-up failures as one
+ * line, the stop signals, and the line saying why a key was created on a later start.
+ */
+
+/** startLocalServer, with its listen failures said in the CLI's words. */
+export async function startServer(options: LocalServerOptions & { host: string; port: number }): Promise<LocalServer> {
+  try {
+    return await startLocalServer(options);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const { host, port } = options;
+    if (e.code === 'EADDRINUSE') throw new CliError(`port ${port} on ${host} is already in use`, { hint: 'Pick another with --port.' });
+    // Only the listen call's EACCES is about the port; a data folder's is a DataFolderError.
+    if (e.code === 'EACCES' && e.syscall === 'listen') throw new CliError(`not allowed to listen on ${host}:${port}`);
+    throw err;
+  }
+}
+
+/** Why the owner key printed on this start was created, when it was not the first start. */
+export function keyReasonLine(server: LocalServer, credentialsShown: string): string | undefined {
+  if (server.createdKeyReason === 'credentials-missing') {
+    return `${credentialsShown} was missing, so a new owner key was created (the keys created before still work)`;
+  }
+  if (server.createdKeyReason === 'credentials-unreadable') {
+    return `${credentialsShown} could not be read, so a new owner key was created and written over it (the keys created before still work)`;
+  }
+  return undefined;
+}
+
+/**
+ * SIGINT/SIGTERM for a process hosting a server. Installed before the server listens, so a
+ * signal during start-up still ends in a clean stop; kept installed until dispose(), so a
+ * second signal during the stop does not kill the process with the database open.
+ */
+export interface StopSignals {
+  /** Resolves with the first signal: stop gracefully. */
+  readonly first: Promise<NodeJS.Signals>;
+  /** Resolves with the second: stop now. */
+  readonly second: Promise<NodeJS.Signals>;
+  dispose(): void;
+}
+
+export function catchStopSignals(): StopSignals {
+  let resolveFirst!: (s: NodeJS.Signals) => void;
+  let resolveSecond!: (s: NodeJS.Signals) => void;
+  const first = new Promise<NodeJS.Signals>((r) => (resolveFirst = r));
+  const second = new Promise<NodeJS.Signals>((r) => (resolveSecond = r));
+  let seen = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    seen += 1;
+    if (seen === 1) resolveFirst(signal);
+    else resolveSecond(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    first,
+    second,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/**
+ * Stops the server: in-flight requests get the grace period (LocalServer.close), a second
+ * signal meanwhile (or already received) closes their connections at once. Either way the
+ * database is closed before this resolves.
+ */
+export async function stopServer(server: LocalServer, signals: StopSignals, onForce: (signal: NodeJS.Signals) => void): Promise<void> {
+  let done = false;
+  void signals.second.then((signal) => {
+    if (done) return;
+    onForce(signal);
+    void server.closeNow();
+  });
+  try {
+    await server.close();
+  } finally {
+    done = true;
+    signals.dispose();
+  }
+}
