@@ -25,6 +25,9 @@ export function keyReasonLine(server: LocalServer, credentialsShown: string): st
   if (server.createdKeyReason === 'credentials-missing') {
     return `${credentialsShown} was missing, so a new owner key was created (the keys created before still work)`;
   }
+  if (server.createdKeyReason === 'credentials-revoked') {
+    return `the key in ${credentialsShown} no longer works (revoked), so a new owner key was created and written over it`;
+  }
   if (server.createdKeyReason === 'credentials-unreadable') {
     return `${credentialsShown} could not be read, so a new owner key was created and written over it (the keys created before still work)`;
   }

@@ -55,7 +55,7 @@ export interface LocalServer {
   closeNow(): Promise<void>;
 }
 
-export type CreatedKeyReason = 'first-start' | 'credentials-missing' | 'credentials-unreadable';
+export type CreatedKeyReason = 'first-start' | 'credentials-missing' | 'credentials-unreadable' | 'credentials-revoked';
 
 export const DATABASE_FILE = 'schemasync.db';
 export const CREDENTIALS_FILE = 'credentials.json';
@@ -102,14 +102,17 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   let createdKeyReason: CreatedKeyReason | null = null;
   try {
     const hasKeys = store.countActiveKeys() > 0;
-    const saved = hasKeys ? readCredentials(dataDir) : null;
+    const read = hasKeys ? readCredentials(dataDir) : null;
+    // A saved key that was revoked (or belongs to another data folder) opens nothing either.
+    const revoked = read !== null && store.authenticate(read.apiKey) === null;
+    const saved = revoked ? null : read;
     if (saved) {
       // Keep the saved key but point it at where this server now listens, so other commands find it.
       if (saved.baseUrl !== baseUrl) writeCredentials(credentialsPath, { ...saved, baseUrl });
     } else {
       // First start, or keys exist but credentials.json is gone (or unreadable): the database
       // holds only hashes, so without a fresh owner key nobody could use this server.
-      createdKeyReason = !hasKeys ? 'first-start' : existsSync(credentialsPath) ? 'credentials-unreadable' : 'credentials-missing';
+      createdKeyReason = !hasKeys ? 'first-start' : revoked ? 'credentials-revoked' : existsSync(credentialsPath) ? 'credentials-unreadable' : 'credentials-missing';
       const { secret } = store.createKey({ name: 'owner', role: 'owner', scopes: null });
       createdKey = secret;
       writeCredentials(credentialsPath, { baseUrl, apiKey: secret });

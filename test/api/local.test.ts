@@ -117,6 +117,17 @@ describe('startLocalServer without credentials.json', () => {
     expect(server.createdKeyReason).toBe('credentials-unreadable');
     expect(readCredentials(dir)?.apiKey).toBe(server.createdKey);
   });
+
+  it('a credentials.json whose key was revoked is replaced the same way, and says so', async () => {
+    const saved = readCredentials(dir)!;
+    const savedId = store.listKeys().find((k) => store.authenticate(saved.apiKey)?.keyId === k.id)!.id;
+    store.revokeKey(savedId);
+    const server = await startLocalServer(opts);
+    await server.close();
+    expect(server.createdKeyReason).toBe('credentials-revoked');
+    expect(readCredentials(dir)?.apiKey).toBe(server.createdKey);
+    expect(store.authenticate(server.createdKey!)).not.toBeNull();
+  });
 });
 
 describe('startLocalServer stopping', () => {
