@@ -4,7 +4,7 @@ import type { Filter, SortSpec } from '../model/filter.js';
 import type { RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
 import type { AllowDestructive, Plan } from '../plan/types.js';
 import { DocumentsApi, FilesApi } from './files.js';
-import { Transport, type ClientOptions } from './transport.js';
+import { pathSegment as seg, Transport, type ClientOptions } from './transport.js';
 
 export interface SearchOptions {
   filter?: Filter;
@@ -34,7 +34,6 @@ export interface KeyCreated {
   secret: string;
 }
 
-const enc = encodeURIComponent;
 /** An attribute a runtime route takes: `renamedFrom` is a declaration-file hint for sync (400 here). */
 export type RuntimeAttribute = Omit<AttributeSpec, 'renamedFrom'>;
 
@@ -43,7 +42,7 @@ export class RecordsApi {
   constructor(private readonly t: Transport, private readonly object: string) {}
 
   private path(suffix = ''): string {
-    return `/records/${enc(this.object)}${suffix}`;
+    return `/records/${seg(this.object, 'Object name')}${suffix}`;
   }
 
   /** The SDK sends its own idempotency-key so a retried create never writes twice. */
@@ -51,14 +50,14 @@ export class RecordsApi {
     return (await this.t.request<RecordOut>('POST', this.path(), { body: values, idempotencyKey: options.idempotencyKey ?? true })).data;
   }
   async get(id: string): Promise<RecordOut> {
-    return (await this.t.request<RecordOut>('GET', this.path(`/${enc(id)}`))).data;
+    return (await this.t.request<RecordOut>('GET', this.path(`/${seg(id, 'Record id')}`))).data;
   }
   async update(id: string, patch: Record<string, unknown>, options: { ifMatch: number | '*' }): Promise<RecordOut> {
     const ifMatch = options.ifMatch === '*' ? '*' : `"${options.ifMatch}"`;
-    return (await this.t.request<RecordOut>('PUT', this.path(`/${enc(id)}`), { body: patch, headers: { 'if-match': ifMatch } })).data;
+    return (await this.t.request<RecordOut>('PUT', this.path(`/${seg(id, 'Record id')}`), { body: patch, headers: { 'if-match': ifMatch } })).data;
   }
   async delete(id: string): Promise<{ id: string }> {
-    return (await this.t.request<{ id: string }>('DELETE', this.path(`/${enc(id)}`))).data;
+    return (await this.t.request<{ id: string }>('DELETE', this.path(`/${seg(id, 'Record id')}`))).data;
   }
   async bulkCreate(records: Record<string, unknown>[], options: { idempotencyKey?: string } = {}): Promise<RecordOut[]> {
     return (await this.t.request<{ records: RecordOut[] }>('POST', this.path('/bulk-create'), { body: { records }, idempotencyKey: options.idempotencyKey ?? true })).data.records;
@@ -82,30 +81,30 @@ export class SchemaApi {
     return (await this.t.request<StoredObject[]>('GET', '/schema/objects')).data;
   }
   async getObject(idOrName: string): Promise<StoredObject> {
-    return (await this.t.request<StoredObject>('GET', `/schema/objects/${enc(idOrName)}`)).data;
+    return (await this.t.request<StoredObject>('GET', `/schema/objects/${seg(idOrName, 'Object')}`)).data;
   }
   async createObject(input: { name: string; label?: string; attributes?: RuntimeAttribute[] }): Promise<StoredObject> {
     return (await this.t.request<StoredObject>('POST', '/schema/objects', { body: input })).data;
   }
   async deleteObject(idOrName: string, options: { force?: boolean } = {}): Promise<void> {
-    await this.t.request('DELETE', `/schema/objects/${enc(idOrName)}`, { query: { force: options.force ? 'true' : undefined } });
+    await this.t.request('DELETE', `/schema/objects/${seg(idOrName, 'Object')}`, { query: { force: options.force ? 'true' : undefined } });
   }
   async addAttribute(object: string, spec: RuntimeAttribute): Promise<StoredAttribute> {
-    return (await this.t.request<StoredAttribute>('POST', `/schema/objects/${enc(object)}/attributes`, { body: spec })).data;
+    return (await this.t.request<StoredAttribute>('POST', `/schema/objects/${seg(object, 'Object')}/attributes`, { body: spec })).data;
   }
   /** `null` for a field removes it (a constraint loosened, a field the new type does not take). */
   async updateAttribute(object: string, attribute: string, patch: AttributePatch): Promise<StoredAttribute> {
-    return (await this.t.request<StoredAttribute>('PUT', `/schema/objects/${enc(object)}/attributes/${enc(attribute)}`, { body: patch })).data;
+    return (await this.t.request<StoredAttribute>('PUT', `/schema/objects/${seg(object, 'Object')}/attributes/${seg(attribute, 'Attribute')}`, { body: patch })).data;
   }
   async deleteAttribute(object: string, attribute: string): Promise<void> {
-    await this.t.request('DELETE', `/schema/objects/${enc(object)}/attributes/${enc(attribute)}`);
+    await this.t.request('DELETE', `/schema/objects/${seg(object, 'Object')}/attributes/${seg(attribute, 'Attribute')}`);
   }
 }
 
 export class SourcesApi {
   constructor(private readonly t: Transport) {}
   async get(id: string): Promise<StoredSource & { objects?: string[]; views?: string[] }> {
-    return (await this.t.request<StoredSource>('GET', `/schema/sources/${enc(id)}`)).data;
+    return (await this.t.request<StoredSource>('GET', `/schema/sources/${seg(id, 'Source id')}`)).data;
   }
   /**
    * PUT /schema/sources/:id. A push is a whole-state replace, so repeating it is safe
@@ -116,7 +115,7 @@ export class SourcesApi {
     if (options.dryRun !== undefined) body['dryRun'] = options.dryRun;
     if (options.allowDestructive !== undefined) body['allowDestructive'] = options.allowDestructive;
     const headers: Record<string, string> = options.ifMatch !== undefined ? { 'if-match': `"${options.ifMatch}"` } : {};
-    return (await this.t.request<PushAnswer>('PUT', `/schema/sources/${enc(id)}`, { body, headers })).data;
+    return (await this.t.request<PushAnswer>('PUT', `/schema/sources/${seg(id, 'Source id')}`, { body, headers })).data;
   }
 }
 
@@ -129,7 +128,7 @@ export class KeysApi {
     return (await this.t.request<Omit<KeyCreated, 'secret'>[]>('GET', '/keys')).data;
   }
   async revoke(id: string): Promise<void> {
-    await this.t.request('DELETE', `/keys/${enc(id)}`);
+    await this.t.request('DELETE', `/keys/${seg(id, 'Key id')}`);
   }
 }
 
@@ -139,13 +138,13 @@ export class ViewsApi {
     return (await this.t.request<StoredView[]>('GET', '/views')).data;
   }
   async get(name: string): Promise<StoredView> {
-    return (await this.t.request<StoredView>('GET', `/views/${enc(name)}`)).data;
+    return (await this.t.request<StoredView>('GET', `/views/${seg(name, 'View name')}`)).data;
   }
   async put(name: string, view: ViewDecl): Promise<StoredView> {
-    return (await this.t.request<StoredView>('PUT', `/views/${enc(name)}`, { body: view })).data;
+    return (await this.t.request<StoredView>('PUT', `/views/${seg(name, 'View name')}`, { body: view })).data;
   }
   async delete(name: string): Promise<void> {
-    await this.t.request('DELETE', `/views/${enc(name)}`);
+    await this.t.request('DELETE', `/views/${seg(name, 'View name')}`);
   }
 }
 

@@ -1,6 +1,6 @@
 import { createReadStream, statSync } from 'node:fs';
 import { basename } from 'node:path';
-import type { Transport } from './transport.js';
+import { pathSegment as seg, type Transport } from './transport.js';
 
 /**
  * Files and documents (contract.md §3 "Files and documents", §5 `files`, `documents`).
@@ -42,7 +42,6 @@ export function guessMimeType(name: string): string {
   return (ext && TYPES[ext]) || 'application/octet-stream';
 }
 
-const enc = encodeURIComponent;
 const CRLF = '\r\n';
 
 /** A form-data parameter value as browsers write it: quotes and line breaks escaped. */
@@ -100,25 +99,25 @@ export class FilesApi {
     options: UploadOptions & { title?: string } = {},
   ): Promise<DocumentInfo> {
     const fields = options.title !== undefined ? { title: options.title } : {};
-    const path = `/upload/${enc(target.object)}/${enc(target.recordId)}/${enc(target.attribute)}`;
+    const path = `/upload/${seg(target.object, 'Object')}/${seg(target.recordId, 'Record id')}/${seg(target.attribute, 'Attribute')}`;
     return (await this.t.request<DocumentInfo>('POST', path, { raw: multipart(source, fields, options) })).data;
   }
 
   async get(id: string): Promise<FileInfo> {
-    return (await this.t.request<FileInfo>('GET', `/files/${enc(id)}`)).data;
+    return (await this.t.request<FileInfo>('GET', `/files/${seg(id, 'File id')}`)).data;
   }
 
   /** GET /files/:id/content: the Response, so the caller streams `body` wherever it likes. */
   async download(id: string): Promise<Response> {
-    return this.t.download(`/files/${enc(id)}/content`);
+    return this.t.download(`/files/${seg(id, 'File id')}/content`);
   }
 
   async rename(id: string, name: string): Promise<FileInfo> {
-    return (await this.t.request<FileInfo>('PUT', `/files/${enc(id)}`, { body: { name } })).data;
+    return (await this.t.request<FileInfo>('PUT', `/files/${seg(id, 'File id')}`, { body: { name } })).data;
   }
 
   async delete(id: string): Promise<{ id: string }> {
-    return (await this.t.request<{ id: string }>('DELETE', `/files/${enc(id)}`)).data;
+    return (await this.t.request<{ id: string }>('DELETE', `/files/${seg(id, 'File id')}`)).data;
   }
 }
 
@@ -126,15 +125,15 @@ export class DocumentsApi {
   constructor(private readonly t: Transport) {}
 
   async get(id: string): Promise<DocumentInfo> {
-    return (await this.t.request<DocumentInfo>('GET', `/documents/${enc(id)}`)).data;
+    return (await this.t.request<DocumentInfo>('GET', `/documents/${seg(id, 'Document id')}`)).data;
   }
 
   /** PATCH /documents/:id { title }. */
   async update(id: string, patch: { title: string }): Promise<DocumentInfo> {
-    return (await this.t.request<DocumentInfo>('PATCH', `/documents/${enc(id)}`, { body: patch })).data;
+    return (await this.t.request<DocumentInfo>('PATCH', `/documents/${seg(id, 'Document id')}`, { body: patch })).data;
   }
 
   async delete(id: string): Promise<{ id: string }> {
-    return (await this.t.request<{ id: string }>('DELETE', `/documents/${enc(id)}`)).data;
+    return (await this.t.request<{ id: string }>('DELETE', `/documents/${seg(id, 'Document id')}`)).data;
   }
 }

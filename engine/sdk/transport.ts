@@ -51,6 +51,32 @@ function retryableStatus(status: number, code: string | undefined): boolean {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * One name or id as a path segment, encoded. '', '.' and '..' (and anything that
+ * percent-decodes to them) are refused before any request: `new URL()` resolves a `.`/`..`
+ * segment (and its `%2E` spellings), so `records('..').get('keys')` would otherwise ask for
+ * GET /v1/keys. The refusal is a ServiceRequestError with status 400 and
+ * SCHEMA_VALIDATION_FAILED, what a service answers a malformed request with — not status 0,
+ * which means the instance could not be reached.
+ */
+export function pathSegment(value: string, what: string): string {
+  const raw = String(value);
+  let decoded = raw;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    /* not percent-encoded: the value as it is is what counts */
+  }
+  if ([raw, decoded].some((v) => v === '' || v === '.' || v === '..')) {
+    throw new ServiceRequestError({
+      status: 400,
+      code: 'SCHEMA_VALIDATION_FAILED',
+      message: `${what} ${JSON.stringify(raw)} cannot be sent: an empty, "." or ".." path segment would change the URL; nothing was sent.`,
+    });
+  }
+  return encodeURIComponent(raw);
+}
+
 export class Transport {
   readonly baseUrl: string;
   private readonly apiKey: string | undefined;
