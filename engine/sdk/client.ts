@@ -52,10 +52,12 @@ export class RecordsApi {
   async get(id: string): Promise<RecordOut> {
     return (await this.t.request<RecordOut>('GET', this.path(`/${seg(id, 'Record id')}`))).data;
   }
+  /** With a version in ifMatch it is sent once, never retried: a repeat of an update that landed would answer 409. */
   async update(id: string, patch: Record<string, unknown>, options: { ifMatch: number | '*' }): Promise<RecordOut> {
     const ifMatch = options.ifMatch === '*' ? '*' : `"${options.ifMatch}"`;
     return (await this.t.request<RecordOut>('PUT', this.path(`/${seg(id, 'Record id')}`), { body: patch, headers: { 'if-match': ifMatch } })).data;
   }
+  /** Sent once, never retried: a repeat of a delete that landed would answer 404. */
   async delete(id: string): Promise<{ id: string }> {
     return (await this.t.request<{ id: string }>('DELETE', this.path(`/${seg(id, 'Record id')}`))).data;
   }
@@ -65,8 +67,8 @@ export class RecordsApi {
   async bulkUpdate(records: { id: string; version?: number; values: Record<string, unknown> }[], options: { idempotencyKey?: string } = {}): Promise<RecordOut[]> {
     return (await this.t.request<{ records: RecordOut[] }>('POST', this.path('/bulk-update'), { body: { records }, idempotencyKey: options.idempotencyKey ?? true })).data.records;
   }
-  async bulkDelete(ids: string[]): Promise<{ deleted: number }> {
-    return (await this.t.request<{ deleted: number }>('POST', this.path('/bulk-delete'), { body: { ids }, idempotencyKey: true })).data;
+  async bulkDelete(ids: string[], options: { idempotencyKey?: string } = {}): Promise<{ deleted: number }> {
+    return (await this.t.request<{ deleted: number }>('POST', this.path('/bulk-delete'), { body: { ids }, idempotencyKey: options.idempotencyKey ?? true })).data;
   }
   /** Read-only, so safe to retry although it is a POST. */
   async search(options: SearchOptions = {}): Promise<{ records: RecordOut[]; nextCursor: string | null; total?: number }> {
@@ -108,7 +110,9 @@ export class SourcesApi {
   }
   /**
    * PUT /schema/sources/:id. A push is a whole-state replace, so repeating it is safe
-   * (a repeat plans zero steps), which is why the transport may retry it.
+   * (a repeat plans zero steps), which is why the transport may retry it — unless it carries
+   * ifMatch: then a repeat of a push that landed would meet the new version and answer 409,
+   * so it is sent once.
    */
   async push(id: string, declaration: Declaration, options: PushOptions = {}): Promise<PushAnswer> {
     const body: Record<string, unknown> = { declaration };

@@ -6,7 +6,7 @@ export interface ClientOptions {
   /** e.g. http://127.0.0.1:4400/v1 */
   baseUrl: string;
   apiKey?: string | undefined;
-  /** Per attempt; default 30 s. */
+  /** Per attempt (connecting, headers, body); default 30 s. For files.download: the wait for the headers, then the longest pause in the body. */
   timeoutMs?: number;
   /** Extra attempts after the first on retryable failures; default 2. */
   retries?: number;
@@ -19,7 +19,11 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   headers?: Record<string, string>;
-  /** Safe to repeat (GET/PUT/DELETE, read-only POSTs, POSTs carrying an idempotency-key). */
+  /**
+   * Safe to repeat: by default GET and PUT, and POSTs carrying an idempotency-key; read-only
+   * POSTs say so here. A request with a version in `if-match` is never repeated, whatever
+   * this says (see Transport.request).
+   */
   idempotent?: boolean;
   /** Send an idempotency-key of our own so a POST becomes safe to retry (contract.md §3). */
   idempotencyKey?: string | true;
@@ -103,7 +107,14 @@ export class Transport {
     if (options.idempotencyKey !== undefined) {
       headers['idempotency-key'] = options.idempotencyKey === true ? randomUUID() : options.idempotencyKey;
     }
-    let idempotent = options.idempotent ?? (method !== 'POST' && method !== 'PATCH' || headers['idempotency-key'] !== undefined);
+    let idempotent = options.idempotent ?? (method === 'GET' || method === 'HEAD' || method === 'PUT' || headers['idempotency-key'] !== undefined);
+    // A write conditional on a version is not safe to repeat: if the first answer is lost
+    // after the write landed, the repeat meets the new version and answers 409 for a write
+    // that succeeded (contract.md §5). `if-match: *` asks for no version, so it may repeat.
+    const ifMatch = Object.entries(headers).find(([k]) => k.toLowerCase() === 'if-match')?.[1];
+    if (ifMatch !== undefined && ifMatch.trim() !== '*') idempotent = false;
+    // DELETE is sent once as well (not retried by default above): a repeat of a delete whose
+    // answer was lost finds nothing and answers 404 for a delete that succeeded.
     let body: string | undefined | NonNullable<RequestOptions['raw']>['body'] = options.body === undefined ? undefined : JSON.stringify(options.body);
     if (options.raw !== undefined) {
       body = options.raw.body;
@@ -114,23 +125,27 @@ export class Transport {
 
     for (let attempt = 0; ; attempt++) {
       const last = !idempotent || attempt >= this.retries;
+      // The timeout covers the whole attempt: connecting, the headers and reading the body.
+      const signal = AbortSignal.timeout(this.timeoutMs);
       let res: Response;
+      let text: string;
       try {
         // `duplex: 'half'` lets fetch send a streamed body (raw uploads).
-        const init = { method, headers, ...(body !== undefined ? { body: body as NonNullable<RequestInit['body']>, duplex: 'half' } : {}), signal: AbortSignal.timeout(this.timeoutMs) };
+        const init = { method, headers, ...(body !== undefined ? { body: body as NonNullable<RequestInit['body']>, duplex: 'half' } : {}), signal };
         res = await this.fetchImpl(url, init as RequestInit);
+        // A body that stalls or is cut off is a failed exchange, like a refused connection:
+        // retried when the request may be, else status 0 — not a 200 "that is not JSON".
+        text = await res.text();
       } catch (cause) {
         if (!last) {
           await this.backoff(attempt);
           continue;
         }
-        throw new ServiceRequestError({ status: 0, message: `Could not connect to ${this.baseUrl}`, cause });
+        throw this.unreachable(cause);
       }
       const requestId = res.headers.get('x-request-id') ?? undefined;
       let parsed: unknown;
-      let text = '';
       try {
-        text = await res.text();
         parsed = text === '' ? undefined : JSON.parse(text);
       } catch (cause) {
         if (res.ok) throw new ServiceRequestError({ status: res.status, message: 'The service answered with a body that is not JSON', requestId, cause });
@@ -150,27 +165,46 @@ export class Transport {
   }
 
   /**
-   * GET answering bytes rather than an envelope (GET /files/:id/content): the Response
-   * itself, to be streamed by the caller; failures throw exactly as request() does.
+   * GET answering bytes rather than an envelope (GET /files/:id/content): a Response whose
+   * body the caller streams; failures throw exactly as request() does. timeoutMs bounds the
+   * wait for the headers (and for an error answer's body); after that it is an idle limit on
+   * the body — no bytes for timeoutMs while the caller is reading errors the stream with a
+   * status-0 ServiceRequestError — so a long download that keeps moving is never cut.
    */
   async download(path: string): Promise<Response> {
     const url = new URL(this.baseUrl + path);
     const headers: Record<string, string> = this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {};
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= this.retries;
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(new DOMException('The download timed out', 'TimeoutError')), this.timeoutMs);
       let res: Response;
       try {
-        // No overall timeout: a large download may take long; connecting is what can fail fast.
-        res = await this.fetchImpl(url, { method: 'GET', headers });
+        res = await this.fetchImpl(url, { method: 'GET', headers, signal: controller.signal });
+      } catch (cause) {
+        clearTimeout(timer);
+        if (!last) {
+          await this.backoff(attempt);
+          continue;
+        }
+        throw this.unreachable(cause);
+      }
+      if (res.ok) {
+        clearTimeout(timer);
+        return this.idleLimited(res, controller);
+      }
+      let text: string;
+      try {
+        text = await res.text();
       } catch (cause) {
         if (!last) {
           await this.backoff(attempt);
           continue;
         }
-        throw new ServiceRequestError({ status: 0, message: `Could not connect to ${this.baseUrl}`, cause });
+        throw this.unreachable(cause);
+      } finally {
+        clearTimeout(timer);
       }
-      if (res.ok) return res;
-      const text = await res.text().catch(() => '');
       let env: { code?: string; message?: string; errors?: FieldError[] } = {};
       try {
         env = text === '' ? {} : (JSON.parse(text) as typeof env);
@@ -184,6 +218,35 @@ export class Transport {
       }
       throw errorOf(res, text, env);
     }
+  }
+
+  /** `res` with its body behind an idle timer: each wait for the next chunk may last timeoutMs. */
+  private idleLimited(res: Response, controller: AbortController): Response {
+    if (res.body === null) return res;
+    const reader = res.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      pull: async (out) => {
+        const timer = setTimeout(() => controller.abort(new DOMException('The download stalled', 'TimeoutError')), this.timeoutMs);
+        try {
+          const { done, value } = await reader.read();
+          if (done) out.close();
+          else out.enqueue(value);
+        } catch (cause) {
+          out.error(this.unreachable(cause));
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+      cancel: async (reason) => {
+        await reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  }
+
+  /** Status 0 (contract.md §5): refused, reset, timed out, or the answer's body never completed. */
+  private unreachable(cause: unknown): ServiceRequestError {
+    return new ServiceRequestError({ status: 0, message: `Could not connect to ${this.baseUrl}`, cause });
   }
 
   private backoff(attempt: number): Promise<void> {
