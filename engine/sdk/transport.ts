@@ -116,6 +116,9 @@ export class Transport {
     // DELETE is sent once as well (not retried by default above): a repeat of a delete whose
     // answer was lost finds nothing and answers 404 for a delete that succeeded.
     let body: string | undefined | NonNullable<RequestOptions['raw']>['body'] = options.body === undefined ? undefined : JSON.stringify(options.body);
+    // A 429 means nothing was done (the limiter answers before any handler), so any request
+    // whose body can be sent again may repeat after it, writes sent once included.
+    const resendable = options.raw === undefined;
     if (options.raw !== undefined) {
       body = options.raw.body;
       headers['content-type'] = options.raw.contentType;
@@ -125,6 +128,7 @@ export class Transport {
 
     for (let attempt = 0; ; attempt++) {
       const last = !idempotent || attempt >= this.retries;
+      const throttledMayRepeat = resendable && attempt < this.retries;
       // The timeout covers the whole attempt: connecting, the headers and reading the body.
       const signal = AbortSignal.timeout(this.timeoutMs);
       let res: Response;
@@ -156,7 +160,7 @@ export class Transport {
         return { status: res.status, data: env.data as T, ...(env.page ? { page: env.page } : {}), headers: res.headers, requestId };
       }
       const code = typeof env.code === 'string' ? env.code : undefined;
-      if (!last && retryableStatus(res.status, code)) {
+      if ((!last && retryableStatus(res.status, code)) || (res.status === 429 && throttledMayRepeat)) {
         await this.backoff(attempt);
         continue;
       }

@@ -127,6 +127,16 @@ describe('SDK: requests that must not be repeated', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('a write sent once still repeats after a 429, which means nothing was done', async () => {
+    const throttled = json(429, { success: false, statusCode: 429, message: 'ThrottlerException: Too Many Requests' });
+    const url = await serve(throttled, json(200, { success: true, data: { id: 'a' } }));
+    expect(await client(url).records('deal').delete('a')).toEqual({ id: 'a' });
+    expect(seen.map((s) => s.method)).toEqual(['DELETE', 'DELETE']);
+    const url2 = await serve(throttled, ok({ id: 'a', version: 2 }));
+    expect(await client(url2).records('deal').update('a', { title: 't' }, { ifMatch: 1 })).toMatchObject({ version: 2 });
+    expect(seen).toHaveLength(2);
+  });
+
   it('bulkDelete takes the caller’s idempotency key and repeats it on a retry', async () => {
     const url = await serve(json(502, { success: false, message: 'x' }), ok({ deleted: 1 }));
     expect(await client(url).records('deal').bulkDelete(['a'], { idempotencyKey: 'mine-1' })).toEqual({ deleted: 1 });
