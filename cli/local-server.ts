@@ -1,4 +1,4 @@
-import { startLocalServer, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
+import { startLocalServer, type CreatedKeyReason, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
 import { CliError } from './errors.js';
 
 /**
@@ -20,18 +20,17 @@ export async function startServer(options: LocalServerOptions & { host: string; 
   }
 }
 
+/** Why a key was created on a start that was not the first, said with credentials.json's path. */
+const KEY_REASONS: Record<Exclude<CreatedKeyReason, 'first-start'>, (credentials: string) => string> = {
+  'credentials-missing': (c) => `${c} was missing, so a new owner key was created (the keys created before still work)`,
+  'credentials-unreadable': (c) => `${c} could not be read, so a new owner key was created and written over it (the keys created before still work)`,
+  'credentials-revoked': (c) => `the key in ${c} no longer works (revoked), so a new owner key was created and written over it`,
+};
+
 /** Why the owner key printed on this start was created, when it was not the first start. */
 export function keyReasonLine(server: LocalServer, credentialsShown: string): string | undefined {
-  if (server.createdKeyReason === 'credentials-missing') {
-    return `${credentialsShown} was missing, so a new owner key was created (the keys created before still work)`;
-  }
-  if (server.createdKeyReason === 'credentials-revoked') {
-    return `the key in ${credentialsShown} no longer works (revoked), so a new owner key was created and written over it`;
-  }
-  if (server.createdKeyReason === 'credentials-unreadable') {
-    return `${credentialsShown} could not be read, so a new owner key was created and written over it (the keys created before still work)`;
-  }
-  return undefined;
+  const reason = server.createdKeyReason;
+  return reason === null || reason === 'first-start' ? undefined : KEY_REASONS[reason](credentialsShown);
 }
 
 /**

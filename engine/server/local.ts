@@ -10,8 +10,9 @@ import { createServer } from './app.js';
  * The reusable part of `schemasync serve` (and `schemasync dev`): open the store in a data
  * folder, start the app, and on first start create the owner key and write
  * `<data>/credentials.json` (contract.md §4: `{ baseUrl, apiKey }`, mode 0600). A folder
- * whose keys exist but whose credentials.json is gone gets a fresh owner key the same way
- * (the database holds only hashes, so no saved key can be recovered).
+ * whose keys exist but whose credentials.json is gone, unreadable or holds a revoked key gets
+ * a fresh owner key the same way (the database holds only hashes, so no saved key can be
+ * recovered).
  */
 export interface LocalServerOptions {
   dataDir: string;
@@ -43,7 +44,7 @@ export interface LocalServer {
   createdKey: string | null;
   /**
    * Why createdKey was created: the folder had no key yet, or it had keys but its
-   * credentials.json was missing or unreadable (then the old keys are left as they are).
+   * credentials.json was missing, unreadable or held a revoked key (then the old keys are left as they are).
    */
   createdKeyReason: CreatedKeyReason | null;
   /**
@@ -81,9 +82,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     store = openStore({ path: join(dataDir, DATABASE_FILE) });
   } catch (err) {
-    const reason = notWritableReason(err);
-    if (reason === undefined) throw err;
-    throw new DataFolderError(dataDir, reason, err);
+    throw asDataFolderError(dataDir, err);
   }
   let app: FastifyInstance;
   try {
@@ -119,9 +118,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     }
   } catch (err) {
     await app.close().finally(() => store.close());
-    const reason = notWritableReason(err);
-    if (reason === undefined) throw err;
-    throw new DataFolderError(dataDir, reason, err);
+    throw asDataFolderError(dataDir, err);
   }
 
   // Stopping: Fastify stops accepting and waits for in-flight requests; when the grace
@@ -179,6 +176,12 @@ function notWritableReason(err: unknown): string | undefined {
   // better-sqlite3's SqliteError: "unable to open database file", "attempt to write a readonly database"
   if (/^SQLITE_(CANTOPEN|READONLY|PERM|AUTH)/.test(e.code)) return `${DATABASE_FILE}: ${e.message}`;
   return undefined;
+}
+
+/** `err` as a DataFolderError when it is about writing the data folder, else as it is. */
+function asDataFolderError(dataDir: string, err: unknown): unknown {
+  const reason = notWritableReason(err);
+  return reason === undefined ? err : new DataFolderError(dataDir, reason, err);
 }
 
 /** A listening address as clients should dial it: wildcard → loopback, IPv6 bracketed. */

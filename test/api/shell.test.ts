@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FORBIDDEN_MESSAGE, THROTTLE_MESSAGE } from '../../engine/errors.js';
+import { FORBIDDEN_MESSAGE } from '../../engine/errors.js';
 import { fakeStore } from './fake-store.js';
 import { expectError, startTestServer, type TestServer } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { expectError, pushDeclaration, startTestServer, type Decl, type DeclAttrs as Attrs, type TestServer } from './helpers.js';
+import { expectError, pushDeclaration, startTestServer, type Decl, type TestServer } from './helpers.js';
 
 /**
  * Sync rules the audit found unsafe, end to end against the real server and SQLite file:

@@ -49,10 +49,13 @@ export function envelope(data: object, options: { list?: boolean } = {}): object
 }
 
 /** Responses of a route: the success status with its data, and the error envelope otherwise. */
+/** Every route's `default` response: the spec's error envelope. */
+export const errorResponse = { ...errorEnvelope, description: 'Error envelope' };
+
 export function responses(status: number, data: object, options: { list?: boolean; description?: string } = {}): Record<string, object> {
   return {
     [status]: { ...envelope(data, options), description: options.description ?? 'Success' },
-    default: { ...errorEnvelope, description: 'Error envelope' },
+    default: errorResponse,
   };
 }
 

@@ -1,5 +1,5 @@
 import { MAX_DOCUMENT_TITLE_LENGTH, MAX_FILE_NAME_LENGTH } from '../../model/file-names.js';
-import { deletedIdSchema, errorEnvelope, idParam, lookupParams, responses, securityRequired } from './common.js';
+import { deletedIdSchema, errorResponse, idParam, lookupParams, responses, securityRequired } from './common.js';
 
 /**
  * Files and documents (contract.md §3 "Files and documents"). Upload bodies are
@@ -32,7 +32,7 @@ export const fileContentDocs: SwaggerTransform = ({ schema, url }) => ({
     ...schema,
     response: {
       200: { description: "The file's bytes, with its stored content type", content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
-      default: { ...errorEnvelope, description: 'Error envelope' },
+      default: errorResponse,
     },
   },
 });
