@@ -140,7 +140,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     if (route === undefined) return; // unknown route: the 404 handler answers
     const config = request.routeOptions.config;
     if (config.public) return;
-    const actor = authenticate(request, store, authCache);
+    const actor = await authenticate(request, store, authCache);
     request.actor = actor;
     if (config.action) requirePermission(actor, config.action);
   });

@@ -56,7 +56,7 @@ export class AuthCache {
   }
 }
 
-export function authenticate(request: FastifyRequest, store: Store, cache?: AuthCache): Actor {
+export async function authenticate(request: FastifyRequest, store: Store, cache?: AuthCache): Promise<Actor> {
   const key = presentedKey(request);
   if (key === undefined) {
     throw new ServiceError('SCHEMA_ACTOR_CONTEXT_REQUIRED', 'An API key is required: send Authorization: Bearer <key>', {
@@ -65,7 +65,7 @@ export function authenticate(request: FastifyRequest, store: Store, cache?: Auth
   }
   const cached = cache?.get(key);
   if (cached) return cached;
-  const actor = KEY_SHAPE.test(key) ? store.authenticate(key) : null;
+  const actor = KEY_SHAPE.test(key) ? await store.authenticate(key) : null;
   if (actor) cache?.set(key, actor);
   if (!actor) throw new ServiceError('AUTH_INVALID_API_KEY', 'The API key is invalid or has been revoked');
   return actor;

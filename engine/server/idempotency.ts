@@ -13,29 +13,33 @@ import { ok } from './envelope.js';
  * one data folder, and a write whose answer could not be remembered is undone (a retry
  * would otherwise write again).
  */
-export function withIdempotency(
+export async function withIdempotency(
   store: Store,
   request: FastifyRequest,
   reply: FastifyReply,
   status: number,
-  work: () => unknown,
-): unknown {
+  work: (store: Store) => Promise<unknown>,
+): Promise<unknown> {
   const header = request.headers['idempotency-key'];
   const key = Array.isArray(header) ? header[0] : header;
   if (!key) {
     reply.code(status);
-    return ok(work());
+    return ok(await work(store));
   }
   const scope = `${actorOf(request).keyId} ${request.method} ${request.routeOptions.url ?? ''} ${JSON.stringify(request.params)}`;
   const hash = createHash('sha256').update(canonicalJson(request.body)).digest('hex');
-  return store.atomically(() => {
-    const prior = store.recallIdempotent(scope, key, hash);
+  // Invariant (recall → write → remember): the three run in one write transaction, which
+  // no other write interleaves with (engine/store/port.ts Driver.transaction), so a repeat
+  // sent meanwhile waits and then finds the answer; a write whose answer could not be
+  // remembered is undone with it.
+  return store.transaction(async (tx) => {
+    const prior = await tx.recallIdempotent(scope, key, hash);
     if (prior) {
       reply.code(prior.status).header('idempotent-replayed', 'true');
       return prior.body;
     }
-    const body = ok(work());
-    store.rememberIdempotent(scope, key, hash, { status, body });
+    const body = ok(await work(tx));
+    await tx.rememberIdempotent(scope, key, hash, { status, body });
     reply.code(status);
     return body;
   });

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
-import { openStore as openSqliteStore } from '../store/index.js';
+import { isUnwritableStoreError, openStore as openSqliteStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { createServer } from './app.js';
 
@@ -89,7 +89,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     app = await createServer({ store, logger: options.logger ?? false, rateLimit: options.rateLimit ?? true });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 4400 });
   } catch (err) {
-    store.close();
+    await store.close();
     throw err;
   }
   const address = app.server.address();
@@ -100,10 +100,10 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   let createdKey: string | null = null;
   let createdKeyReason: CreatedKeyReason | null = null;
   try {
-    const hasKeys = store.countActiveKeys() > 0;
+    const hasKeys = (await store.countActiveKeys()) > 0;
     const read = hasKeys ? readCredentials(dataDir) : null;
     // A saved key that was revoked (or belongs to another data folder) opens nothing either.
-    const revoked = read !== null && store.authenticate(read.apiKey) === null;
+    const revoked = read !== null && (await store.authenticate(read.apiKey)) === null;
     const saved = revoked ? null : read;
     if (saved) {
       // Keep the saved key but point it at where this server now listens, so other commands find it.
@@ -112,7 +112,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       // First start, or keys exist but credentials.json is gone (or unreadable): the database
       // holds only hashes, so without a fresh owner key nobody could use this server.
       createdKeyReason = !hasKeys ? 'first-start' : revoked ? 'credentials-revoked' : existsSync(credentialsPath) ? 'credentials-unreadable' : 'credentials-missing';
-      const { secret } = store.createKey({ name: 'owner', role: 'owner', scopes: null });
+      const { secret } = await store.createKey({ name: 'owner', role: 'owner', scopes: null });
       createdKey = secret;
       writeCredentials(credentialsPath, { baseUrl, apiKey: secret });
     }
@@ -142,7 +142,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
         await app.close();
       } finally {
         clearTimeout(timer);
-        store.close();
+        await store.close();
       }
     })();
     return closing;
@@ -173,8 +173,8 @@ function notWritableReason(err: unknown): string | undefined {
   const e = err as { code?: unknown; message?: unknown };
   if (typeof e?.code !== 'string' || typeof e.message !== 'string') return undefined;
   if (['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST', 'EISDIR'].includes(e.code)) return e.message;
-  // better-sqlite3's SqliteError: "unable to open database file", "attempt to write a readonly database"
-  if (/^SQLITE_(CANTOPEN|READONLY|PERM|AUTH)/.test(e.code)) return `${DATABASE_FILE}: ${e.message}`;
+  // The store's backend says whether its own error is about writing (engine/store/port.ts).
+  if (isUnwritableStoreError(err)) return `${DATABASE_FILE}: ${e.message}`;
   return undefined;
 }
 

@@ -4,8 +4,8 @@ import type { Owner } from '../model/stored.js';
 import { specOf } from '../plan/attributes.js';
 import type { Plan, Step, StepAction } from '../plan/types.js';
 import { specOfStored } from './catalog.js';
-import { now } from './db.js';
-import { renameRecordTable } from './ddl.js';
+import { now } from './sqlite/database.js';
+import { renameRecordTable } from './sqlite/ddl.js';
 import type { SqliteStore } from './index.js';
 
 /**

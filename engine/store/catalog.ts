@@ -3,7 +3,7 @@ import { sqlIdent } from '../model/names.js';
 import type { Owner, OwnerKind, StoredAttribute, StoredObject, StoredView } from '../model/stored.js';
 import type { ViewDecl } from '../model/declaration.js';
 import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
+import type { Db } from './sqlite/database.js';
 
 /**
  * Reading the meta layer into the shared model types (engine/model/stored.ts). The store

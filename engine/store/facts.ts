@@ -6,7 +6,7 @@ import type { SqlValue } from '../model/types/type-def.js';
 import { afterBackfill, SAMPLE_IDS, type DataFacts, type Violation, type ViolationRule } from '../plan/facts.js';
 import { specOfStored, tableIdent } from './catalog.js';
 import { convertApiValue } from './convert.js';
-import type { Db } from './db.js';
+import type { Db } from './sqlite/database.js';
 
 /**
  * engine/plan/facts.ts over SQLite: counts in SQL, violations by reading the column and

@@ -6,7 +6,7 @@ import { DEFAULT_MAX_FILE_SIZE, type AttributeSpec } from '../model/attribute.js
 import { cleanFileName, fileNameProblem, titleProblem } from '../model/file-names.js';
 import type { DocumentOut, FileOut, RecordOut, StoredObject } from '../model/stored.js';
 import type { BlobStore } from './blobs.js';
-import { writeTransaction } from './db.js';
+import { writeTransaction } from './sqlite/database.js';
 import type { Actor } from './types.js';
 
 /**
@@ -218,8 +218,12 @@ export class FilesEngine {
   /** Digests whose last row may have gone inside a transaction not yet committed. */
   private readonly releaseCandidates = new Set<string>();
 
-  constructor(db: Db, blobs: BlobStore, records: RecordPort, options: { maxUploadBytes?: number } = {}) {
+  /** Runs an upload's database part in the connection's queue (engine/store/sqlite/driver.ts). */
+  private readonly serial: <T>(fn: () => T) => Promise<T>;
+
+  constructor(db: Db, blobs: BlobStore, records: RecordPort, options: { maxUploadBytes?: number; serial?: <T>(fn: () => T) => Promise<T> } = {}) {
     this.db = db;
+    this.serial = options.serial ?? (async (fn) => fn());
     this.blobs = blobs;
     this.records = records;
     this.maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
@@ -249,7 +253,7 @@ export class FilesEngine {
     const written = await this.writeBytes(input.stream, { maxBytes: this.maxUploadBytes, tooLargeCode: 'PAYLOAD_TOO_LARGE' });
     try {
       await input.untilBodyEnds?.();
-      return writeTransaction(this.db, () => this.insertFile(written, input, actor));
+      return await this.serial(() => writeTransaction(this.db, () => this.insertFile(written, input, actor)));
     } catch (err) {
       // Refused after the bytes landed: they go unless another row shares them.
       this.releaseCandidates.add(written.sha256);
@@ -367,7 +371,7 @@ export class FilesEngine {
     try {
       const late = await input.untilBodyEnds?.();
       checkTitle(late?.title);
-      const doc = writeTransaction(this.db, () => {
+      const doc = await this.serial(() => writeTransaction(this.db, () => {
         // Re-checked inside the transaction: another upload may have filled the slot meanwhile.
         this.checkSlot(target, input.mimeType);
         const file = this.insertFile(written, input, actor);
@@ -380,7 +384,7 @@ export class FilesEngine {
         const current = documentIds(this.records.getRecord(target.object, target.recordId).values[target.attribute]);
         this.records.updateRecord(target.object, target.recordId, { [target.attribute]: spec.multiple ? [...current, id] : id }, '*', actor);
         return this.getDocument(id);
-      });
+      }));
       return doc;
     } catch (err) {
       this.releaseCandidates.add(written.sha256);
@@ -606,23 +610,3 @@ export class FilesEngine {
     }
   }
 }
-
-/** What routes and the record store use of files (the Store exposes it as `store.files`). */
-export type FilesApi = Pick<
-  FilesEngine,
-  | 'uploadFile'
-  | 'getFile'
-  | 'openFile'
-  | 'renameFile'
-  | 'deleteFile'
-  | 'getDocument'
-  | 'renameDocument'
-  | 'deleteDocument'
-  | 'uploadDocument'
-  | 'applyDocumentValue'
-  | 'applyDocumentValues'
-  | 'deleteRecordDocuments'
-  | 'deleteSchemaDocuments'
-  | 'renameSchemaSlot'
-  | 'flushReleases'
->;

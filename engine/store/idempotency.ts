@@ -1,5 +1,5 @@
 import { ServiceError } from '../errors.js';
-import type { Db } from './db.js';
+import type { Db } from './sqlite/database.js';
 import type { IdempotentAnswer } from './types.js';
 
 /** contract.md §3: a key replays its first answer for 24 hours; another body under it → 409. */

@@ -11,11 +11,13 @@ import type { SqlValue } from '../model/types/type-def.js';
 import { afterBackfill, type DataFacts } from '../plan/facts.js';
 import { violationMessage } from '../plan/messages.js';
 import { applyPlan } from './apply.js';
-import { backfillDefault } from './backfill.js';
+import { backfillDefault } from './sqlite/backfill.js';
 import { BlobStore } from './blobs.js';
 import { isMultiValued, loadObjects, loadViews, specJson, specOfStored, tableIdent } from './catalog.js';
-import { openDatabase, now, writeTransaction, type Db } from './db.js';
-import { addColumn, createRecordTable, dropColumn, dropRecordTable, rebuildColumn, renameColumn, syncIndex } from './ddl.js';
+import { now, writeTransaction, type Db } from './sqlite/database.js';
+import { classifySqliteError, SqliteDriver } from './sqlite/driver.js';
+import { QueuedStore } from './facade.js';
+import { addColumn, createRecordTable, dropColumn, dropRecordTable, rebuildColumn, renameColumn, syncIndex } from './sqlite/ddl.js';
 import { sqlFacts, violations } from './facts.js';
 import { FilesEngine, type DocumentSlot } from './files.js';
 import { Idempotency } from './idempotency.js';
@@ -40,6 +42,7 @@ import { columnIndex, parseRecordBody, userAttributes, validationFailed, type Pa
 import { MAX_BULK, MAX_BULK_WRITE } from '../model/limits.js';
 
 export type { Store } from './types.js';
+export { STATEMENT_CACHE_SIZE } from './sqlite/driver.js';
 
 export interface OpenStoreOptions {
   path: string;
@@ -50,11 +53,17 @@ export interface OpenStoreOptions {
 
 /** The SQLite store (issue 3 "Store"): one database file, WAL, one transaction per write. */
 export function openStore(options: OpenStoreOptions): Store {
-  return new SqliteStore(options);
+  const core = new SqliteStore(options);
+  return QueuedStore.open(core, core.driver);
 }
 
-/** Prepared record statements kept (LRU); see stmt(). */
-export const STATEMENT_CACHE_SIZE = 200;
+/**
+ * Whether a failure to open the store is about writing where the data lives (permission,
+ * read-only), classified by the backend so the server reads no vendor error code.
+ */
+export function isUnwritableStoreError(err: unknown): boolean {
+  return classifySqliteError(err) === 'unwritable';
+}
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A record as the store-side rules see it: its id, parsed values and item path. */
@@ -82,75 +91,59 @@ interface RecordRow {
   [column: string]: SqlValue;
 }
 
-export class SqliteStore implements Store {
+/**
+ * The embedded backend's synchronous core (one better-sqlite3 connection). Callers outside
+ * engine/store use the async Store that openStore returns; tests reach the core for the
+ * statement cache and the data probe.
+ */
+export class SqliteStore {
   readonly path: string;
+  readonly driver: SqliteDriver;
   readonly db: Db;
   readonly files?: FilesEngine;
   private cache: Map<string, StoredObject> | null = null;
-  private statements = new Map<string, Statement>();
   private readonly idempotency: Idempotency;
   private readonly keys: Keys;
 
   constructor(options: OpenStoreOptions) {
     this.path = options.path;
-    this.db = openDatabase(options.path);
+    this.driver = new SqliteDriver(options.path);
+    this.db = this.driver.db;
     this.idempotency = new Idempotency(this.db);
     this.keys = new Keys(this.db);
     if (options.filesDir !== false) {
       const blobs = new BlobStore(options.filesDir ?? join(dirname(options.path), 'files'));
-      this.files = new FilesEngine(this.db, blobs, this, options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes });
+      this.files = new FilesEngine(this.db, blobs, this, {
+        ...(options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes }),
+        serial: (fn) => this.driver.serial(fn),
+      });
     }
   }
 
   close(): void {
-    this.statements.clear();
+    this.driver.clearStatements();
     if (this.db.open) this.db.close();
   }
 
   // ------------------------------------------------------------------ internals
 
-  /**
-   * Statements are cached by SQL text and dropped after any DDL (the cache goes with the
-   * schema). The cache is a bounded LRU: search SQL varies with the filter's shape (an `in`
-   * list of n values is its own text), so an unbounded map grew without end under varied
-   * searches. The record paths (insert, get, update of one shape) stay hot and stay cached.
-   */
   stmt(sql: string, options: { cache?: boolean } = {}): Statement {
-    const statements = this.statements;
-    let s = statements.get(sql);
-    if (s) {
-      // Most recently used last: Map keeps insertion order, so re-insert on a hit.
-      statements.delete(sql);
-      statements.set(sql, s);
-      return s;
-    }
-    s = this.db.prepare(sql);
-    if (options.cache === false) return s;
-    statements.set(sql, s);
-    if (statements.size > STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
-    return s;
+    return this.driver.stmt(sql, options);
   }
 
   /** How many prepared record statements are cached (bounded by STATEMENT_CACHE_SIZE). */
   statementCacheSize(): number {
-    return this.statements.size;
+    return this.driver.statementCacheSize();
   }
 
-  private metaStatements = new Map<string, Statement>();
-  /** Statements on the `_ss_` tables, whose shape never changes at runtime: prepared once. */
   meta(sql: string): Statement {
-    let s = this.metaStatements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.metaStatements.set(sql, s);
-    }
-    return s;
+    return this.driver.meta(sql);
   }
 
   /** Call after any schema write: objects and prepared statements are read again. */
   schemaChanged(): void {
     this.cache = null;
-    this.statements.clear();
+    this.driver.clearStatements();
   }
 
   /**
@@ -158,7 +151,7 @@ export class SqliteStore implements Store {
    * must not re-read the whole catalogue per step), keeping its place in the map.
    */
   objectChanged(objectId: string): void {
-    this.statements.clear();
+    this.driver.clearStatements();
     if (!this.cache) return;
     const fresh = loadObjects((sql) => this.meta(sql), objectId);
     for (const [name, o] of this.cache) if (o.id === objectId && fresh.has(name)) this.cache.set(name, fresh.get(name)!);
@@ -314,7 +307,7 @@ export class SqliteStore implements Store {
     this.meta('DELETE FROM _ss_attributes WHERE object_id = ?').run(o.id);
     this.meta('DELETE FROM _ss_objects WHERE id = ?').run(o.id);
     dropRecordTable(this.db, o.name);
-    this.statements.clear();
+    this.driver.clearStatements();
     this.cache?.delete(o.name);
   }
 
@@ -600,7 +593,7 @@ export class SqliteStore implements Store {
             // Spread, not the array: better-sqlite3 binds positional arguments ~10% faster.
             stmt.run(...params);
           } catch (err) {
-            if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') uniqueHit = true;
+            if (classifySqliteError(err) === 'unique') uniqueHit = true;
             throw err;
           }
         }
@@ -695,7 +688,7 @@ export class SqliteStore implements Store {
         } catch (err) {
           // Not expected once the checks above passed (the old values were let go); kept so a
           // collision they missed is still a 400 naming the item, not a 500.
-          if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
+          if (classifySqliteError(err) !== 'unique') throw err;
           const unique = userAttributes(o).filter((a) => a.unique && names.includes(a.name)).map((a) => a.name);
           throw validationFailed(unique.map((n) => ({ path: [...r.path, n], message: `${n} must be unique: another record holds this value while the batch applies` })));
         }
@@ -789,10 +782,6 @@ export class SqliteStore implements Store {
   }
 
   // ------------------------------------------------------------------ idempotency, keys
-
-  atomically<T>(fn: () => T): T {
-    return this.tx(fn);
-  }
 
   recallIdempotent(scope: string, key: string, bodyHash: string): IdempotentAnswer | undefined {
     return this.idempotency.recall(scope, key, bodyHash);

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.js';
-import { now, writeTransaction, type Db } from './db.js';
+import { now, writeTransaction, type Db } from './sqlite/database.js';
 import { BUILTIN_ROLES, SCOPES, type Actor, type KeyOut, type Scope } from './types.js';
 
 /**

@@ -2,7 +2,7 @@ import { ServiceError } from '../errors.js';
 import type { Declaration } from '../model/declaration.js';
 import { sameJson } from '../model/same-json.js';
 import { planPush, refusal } from '../plan/index.js';
-import { now } from './db.js';
+import { now } from './sqlite/database.js';
 import type { SqliteStore } from './index.js';
 import type { PushOptions, PushResult } from './types.js';
 

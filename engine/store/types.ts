@@ -2,16 +2,10 @@ import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import type { Declaration } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
 import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
-import type { DataFacts } from '../plan/facts.js';
 import type { AllowDestructive, Plan } from '../plan/types.js';
-import type { FilesApi } from './files.js';
-
-/**
- * The store's public surface: what routes, the sync engine and tests call. Routes never
- * hold SQL (architecture.md); every rule the spec gives a code for is enforced here (or
- * in the model modules it calls) by throwing ServiceError, so routes stay thin and the
- * rule is written once. Every write method is one SQLite transaction.
- */
+import type { Readable } from 'node:stream';
+import type { DocumentOut, FileOut } from '../model/stored.js';
+import type { UploadInput } from './files.js';
 
 export const BUILTIN_ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 export type BuiltinRole = (typeof BUILTIN_ROLES)[number];
@@ -100,59 +94,71 @@ export interface PushResult {
   plan: Plan;
 }
 
+/**
+ * The store's public surface, the same on every backend: what routes, the sync engine and
+ * tests call. Routes never hold SQL (architecture.md); every rule the spec gives a code for
+ * is enforced behind it by throwing ServiceError. Every write method is one transaction;
+ * `transaction` runs several as one.
+ */
 export interface Store {
   readonly path: string;
-  close(): void;
+  close(): Promise<void>;
 
   // --- schema (objectId / attribute id accept the id or the name, contract.md §3)
-  listObjects(): StoredObject[];
+  listObjects(): Promise<StoredObject[]>;
   /** undefined when unknown; `requireObject` throws SCHEMA_OBJECT_NOT_FOUND. */
-  findObject(idOrName: string): StoredObject | undefined;
-  requireObject(idOrName: string): StoredObject;
-  createObject(input: CreateObjectInput, owner: Owner): StoredObject;
+  findObject(idOrName: string): Promise<StoredObject | undefined>;
+  requireObject(idOrName: string): Promise<StoredObject>;
+  createObject(input: CreateObjectInput, owner: Owner): Promise<StoredObject>;
   /** Refuses protected (403), referenced (409), non-empty unless force (409 SCHEMA_CONFLICT). */
-  deleteObject(idOrName: string, options?: { force?: boolean }): void;
-  addAttribute(object: string, spec: AttributeSpec, owner: Owner): StoredAttribute;
-  /** Refuses changes that stored data breaks (SCHEMA_VALIDATION_FAILED naming the rule, count, sample ids). */
-  /** `null` in the patch removes that field (AttributePatch). */
-  updateAttribute(object: string, attribute: string, patch: AttributePatch): StoredAttribute;
-  deleteAttribute(object: string, attribute: string): void;
+  deleteObject(idOrName: string, options?: { force?: boolean }): Promise<void>;
+  addAttribute(object: string, spec: AttributeSpec, owner: Owner): Promise<StoredAttribute>;
+  /**
+   * Refuses changes that stored data breaks (SCHEMA_VALIDATION_FAILED naming the rule, count,
+   * sample ids). `null` in the patch removes that field (AttributePatch).
+   */
+  updateAttribute(object: string, attribute: string, patch: AttributePatch): Promise<StoredAttribute>;
+  deleteAttribute(object: string, attribute: string): Promise<void>;
 
   // --- records (`object` is the object's name)
-  createRecord(object: string, values: Record<string, unknown>, actor: Actor): RecordOut;
-  getRecord(object: string, id: string): RecordOut;
+  createRecord(object: string, values: Record<string, unknown>, actor: Actor): Promise<RecordOut>;
+  getRecord(object: string, id: string): Promise<RecordOut>;
   /** ifMatch: a version number or '*'. Stale → 409 SCHEMA_CONFLICT. */
-  updateRecord(object: string, id: string, patch: Record<string, unknown>, ifMatch: number | '*', actor: Actor): RecordOut;
-  deleteRecord(object: string, id: string): { id: string };
-  bulkCreate(object: string, records: Record<string, unknown>[], actor: Actor): RecordOut[];
-  bulkUpdate(object: string, items: BulkUpdateItem[], actor: Actor): RecordOut[];
-  bulkDelete(object: string, ids: string[]): { deleted: number };
-  search(object: string, input: SearchInput): SearchPage;
+  updateRecord(object: string, id: string, patch: Record<string, unknown>, ifMatch: number | '*', actor: Actor): Promise<RecordOut>;
+  deleteRecord(object: string, id: string): Promise<{ id: string }>;
+  bulkCreate(object: string, records: Record<string, unknown>[], actor: Actor): Promise<RecordOut[]>;
+  bulkUpdate(object: string, items: BulkUpdateItem[], actor: Actor): Promise<RecordOut[]>;
+  bulkDelete(object: string, ids: string[]): Promise<{ deleted: number }>;
+  search(object: string, input: SearchInput): Promise<SearchPage>;
 
   /**
    * Idempotency (contract.md §3): the answer stored under (actor, key) if `bodyHash`
    * matches; 409 SCHEMA_CONFLICT if it does not; undefined when the key is new.
    * `remember` stores an answer for 24 h.
    */
-  recallIdempotent(scope: string, key: string, bodyHash: string): IdempotentAnswer | undefined;
-  rememberIdempotent(scope: string, key: string, bodyHash: string, answer: IdempotentAnswer): void;
-  /** Runs `fn` as one write transaction (its own writes nest inside): all of it lands or none. */
-  atomically<T>(fn: () => T): T;
+  recallIdempotent(scope: string, key: string, bodyHash: string): Promise<IdempotentAnswer | undefined>;
+  rememberIdempotent(scope: string, key: string, bodyHash: string, answer: IdempotentAnswer): Promise<void>;
+  /**
+   * Runs `fn` as one write transaction: every call on `tx` lands or none does, and no other
+   * write interleaves (engine/store/port.ts Driver.transaction says how a backend keeps
+   * that). Call only `tx` inside `fn`: the outer store waits for the transaction to end.
+   */
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 
   // --- keys
   /** The secret is returned once and stored only as a hash. */
-  createKey(input: { name: string; role: string; scopes?: Scope[] | null }): { key: KeyOut; secret: string };
-  listKeys(): KeyOut[];
+  createKey(input: { name: string; role: string; scopes?: Scope[] | null }): Promise<{ key: KeyOut; secret: string }>;
+  listKeys(): Promise<KeyOut[]>;
   /** Revoking the last active owner key → 400 SCHEMA_VALIDATION_FAILED. */
-  revokeKey(id: string): void;
+  revokeKey(id: string): Promise<void>;
   /** Constant-time comparison of the hash; null for unknown or revoked. */
-  authenticate(secret: string): Actor | null;
-  countActiveKeys(): number;
+  authenticate(secret: string): Promise<Actor | null>;
+  countActiveKeys(): Promise<number>;
 
   // --- views and sources
-  listViews(): StoredView[];
-  findView(name: string): StoredView | undefined;
-  findSource(id: string): StoredSource | undefined;
+  listViews(): Promise<StoredView[]>;
+  findView(name: string): Promise<StoredView | undefined>;
+  findSource(id: string): Promise<StoredSource | undefined>;
 
   /**
    * Files and documents (contract.md §3, engine/store/files.ts): present when the store was
@@ -160,12 +166,26 @@ export interface Store {
    */
   readonly files?: FilesApi;
 
-  /** Read-only data probe for the planner (engine/plan/facts.ts). */
-  facts(): DataFacts;
-
   /**
    * PUT /schema/sources/:id: plan with the pure planner, refuse by the contract's
    * order, otherwise apply every step in one transaction and bump the source version.
    */
-  pushSource(id: string, declaration: Declaration, options: PushOptions): PushResult;
+  pushSource(id: string, declaration: Declaration, options: PushOptions): Promise<PushResult>;
+}
+
+/** The file and document routes' operations (contract.md §3 "Files"). */
+export interface FilesApi {
+  uploadFile(input: UploadInput, actor: Actor): Promise<FileOut>;
+  getFile(id: string): Promise<FileOut>;
+  openFile(id: string): Promise<{ file: FileOut; stream: Readable }>;
+  renameFile(id: string, name: string, actor: Actor): Promise<FileOut>;
+  deleteFile(id: string, actor: Actor): Promise<{ id: string }>;
+  getDocument(id: string): Promise<DocumentOut>;
+  renameDocument(id: string, title: string): Promise<DocumentOut>;
+  deleteDocument(id: string, actor: Actor): Promise<{ id: string }>;
+  uploadDocument(
+    target: { object: string; recordId: string; attribute: string },
+    input: UploadInput & { title?: string | undefined },
+    actor: Actor,
+  ): Promise<DocumentOut>;
 }

@@ -8,10 +8,45 @@ import type { Actor, IdempotentAnswer, KeyOut, Scope, Store } from '../../engine
  * openapi) run without the SQLite store. Every other Store method throws a plain Error,
  * which the shell must mask as a 500.
  */
+/** A Store written synchronously; `asyncStore` answers each call with a promise. */
+export type SyncStore = {
+  [K in keyof Store]: Store[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R : Store[K];
+};
+
+/** How many records the fake has written (routes.test checks a replay writes nothing). */
+export const fakeWrites = new WeakMap<Store, { count: number }>();
+
+/**
+ * A Store from synchronous parts: each call answers with a promise (a throw becomes a
+ * rejection, as from the real store); anything `impl` lacks answers `missing(prop)`.
+ */
+export function asyncStore(impl: Partial<SyncStore>, missing: (prop: string) => unknown): Store {
+  const store: Store = new Proxy(impl as unknown as Store, {
+    get(target, prop, receiver) {
+      // In memory and single-threaded: a transaction's body runs as is, on this same store.
+      if (prop === 'transaction' && !(prop in target)) return (fn: (tx: Store) => Promise<unknown>) => fn(store);
+      // A store opened without a data folder has no files API (the file routes answer 503).
+      if (prop === 'files' && !(prop in target)) return undefined;
+      if (!(prop in target)) return missing(String(prop));
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        try {
+          return Promise.resolve((value as (...a: unknown[]) => unknown)(...args));
+        } catch (err) {
+          return Promise.reject(err);
+        }
+      };
+    },
+  });
+  return store;
+}
+
 export function fakeStore(options: { records?: boolean } = {}): Store {
   const keys = new Map<string, KeyOut & { secret: string }>();
-  const impl: Partial<Store> = {
-    ...(options.records ? fakeRecords() : {}),
+  const writes = { count: 0 };
+  const impl: Partial<SyncStore> = {
+    ...(options.records ? fakeRecords(writes) : {}),
     path: ':memory:',
     close() {},
     listObjects: () => [],
@@ -41,14 +76,11 @@ export function fakeStore(options: { records?: boolean } = {}): Store {
     },
     countActiveKeys: () => [...keys.values()].filter((k) => !k.revokedAt).length,
   };
-  return new Proxy(impl as Store, {
-    get(target, prop, receiver) {
-      if (prop in target) return Reflect.get(target, prop, receiver);
-      return () => {
-        throw new Error(`fake store: ${String(prop)} is not implemented (secret detail that must not leak)`);
-      };
-    },
+  const store = asyncStore(impl, (prop) => async () => {
+    throw new Error(`fake store: ${prop} is not implemented (secret detail that must not leak)`);
   });
+  fakeWrites.set(store, writes);
+  return store;
 }
 
 /**
@@ -56,10 +88,9 @@ export function fakeStore(options: { records?: boolean } = {}): Store {
  * test what the record routes add (status codes, etag / if-match, idempotency keys)
  * independently of the SQLite store.
  */
-function fakeRecords(): Partial<Store> {
+function fakeRecords(writes: { count: number }): Partial<SyncStore> {
   const records = new Map<string, RecordOut>();
   const answers = new Map<string, { hash: string; answer: IdempotentAnswer }>();
-  const writes = { count: 0 };
   const check = (object: string) => {
     if (object !== 'note') throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `No object "${object}"`);
   };
@@ -77,7 +108,6 @@ function fakeRecords(): Partial<Store> {
     return r;
   };
   return {
-    facts: (() => writes) as never,
     createRecord(object, values) {
       check(object);
       return make(values);
@@ -119,6 +149,6 @@ function fakeRecords(): Partial<Store> {
     rememberIdempotent(scope, key, hash, answer) {
       answers.set(`${scope}|${key}`, { hash, answer });
     },
-    atomically: (fn) => fn(),
+
   };
 }

@@ -145,20 +145,20 @@ describe('POST /files and the file routes', () => {
   });
 
   it("deleting someone else's upload is a masked 500 SCHEMA_ACCESS_DENIED; admins may", async () => {
-    const alice = srv.keyFor('member');
-    const bob = srv.keyFor('member');
+    const alice = await srv.keyFor('member');
+    const bob = await srv.keyFor('member');
     const up = await upload('/files', { file: { data: 'alice', type: 'text/plain' } }, alice);
     expect(up.status).toBe(201);
     const r = await fetch(`${srv.base}/files/${up.body.data.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${bob}` } });
     expectError({ status: r.status, headers: r.headers, body: await r.json(), text: '' }, { status: 500, code: 'SCHEMA_ACCESS_DENIED', message: 'Internal server error' });
     expect((await srv.call('GET', `/files/${up.body.data.id}`)).status).toBe(200);
-    const admin = srv.keyFor('admin');
+    const admin = await srv.keyFor('admin');
     expect((await srv.call('DELETE', `/files/${up.body.data.id}`, { key: admin })).status).toBe(200);
   });
 
   it("renaming someone else's upload is refused like deleting it (masked 500 SCHEMA_ACCESS_DENIED); admins may", async () => {
-    const alice = srv.keyFor('member');
-    const bob = srv.keyFor('member');
+    const alice = await srv.keyFor('member');
+    const bob = await srv.keyFor('member');
     const up = await upload('/files', { file: { data: 'alice', name: 'alice.txt', type: 'text/plain' } }, alice);
     const id = up.body.data.id;
     expectError(await srv.call('PUT', `/files/${id}`, { body: { name: 'bob.txt' }, key: bob }), {
@@ -166,12 +166,12 @@ describe('POST /files and the file routes', () => {
     });
     expect((await srv.call('GET', `/files/${id}`)).body.data.name).toBe('alice.txt');
     expect((await srv.call('PUT', `/files/${id}`, { body: { name: 'mine.txt' }, key: alice })).body.data.name).toBe('mine.txt');
-    expect((await srv.call('PUT', `/files/${id}`, { body: { name: 'admin.txt' }, key: srv.keyFor('admin') })).body.data.name).toBe('admin.txt');
+    expect((await srv.call('PUT', `/files/${id}`, { body: { name: 'admin.txt' }, key: await srv.keyFor('admin') })).body.data.name).toBe('admin.txt');
     await srv.call('DELETE', `/files/${id}`);
   });
 
   it('viewers may read but not upload', async () => {
-    const viewer = srv.keyFor('viewer');
+    const viewer = await srv.keyFor('viewer');
     expectError(asReply(await upload('/files', { file: { data: 'x' } }, viewer)), { status: 403, code: 'SCHEMA_FORBIDDEN' });
     expect(count('_ss_files')).toBe(0);
   });

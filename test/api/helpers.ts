@@ -36,7 +36,7 @@ export interface TestServer {
   ownerKey: string;
   call(method: string, path: string, options?: CallOptions): Promise<Reply>;
   /** Create a key with this role (and scopes) through the store; returns its secret. */
-  keyFor(role: string, scopes?: string[] | null): string;
+  keyFor(role: string, scopes?: string[] | null): Promise<string>;
   /** POST /schema/objects as the owner; fails the test, with the answer, unless it is 201. */
   defineObject(name: string, attributes?: Record<string, unknown>[]): Promise<void>;
   close(): Promise<void>;
@@ -60,7 +60,7 @@ export async function startTestServer(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const base = `http://127.0.0.1:${port}/v1`;
-  const ownerKey = store.createKey({ name: 'test owner', role: 'owner', scopes: null }).secret;
+  const ownerKey = (await store.createKey({ name: 'test owner', role: 'owner', scopes: null })).secret;
 
   async function call(method: string, path: string, o: CallOptions = {}): Promise<Reply> {
     const headers: Record<string, string> = { ...o.headers };
@@ -92,14 +92,14 @@ export async function startTestServer(
     dataDir,
     ownerKey,
     call,
-    keyFor: (role, scopes = null) => store.createKey({ name: `${role} key`, role, scopes: scopes as never }).secret,
+    keyFor: async (role, scopes = null) => (await store.createKey({ name: `${role} key`, role, scopes: scopes as never })).secret,
     async defineObject(name, attributes = []) {
       const made = await call('POST', '/schema/objects', { body: { name, attributes } });
       if (made.status !== 201) throw new Error(`creating object ${name} answered ${made.status}: ${made.text}`);
     },
     async close() {
       await app.close();
-      store.close();
+      await store.close();
       if (!keepData && !options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

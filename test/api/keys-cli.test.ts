@@ -53,7 +53,7 @@ describe('schemasync keys', () => {
   });
 
   it('create shows the scopes the server stored: a scoped key without --scopes passes on its own', async () => {
-    const manager = s.keyFor('admin', ['keys:manage', 'records:read']);
+    const manager = await s.keyFor('admin', ['keys:manage', 'records:read']);
     const human = await cli(['keys', 'create', 'inherits', '--role', 'member'], manager);
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/^created key [0-9a-f]{16} "inherits" \(role member, scopes keys:manage,records:read\)$/m);
@@ -67,11 +67,11 @@ describe('schemasync keys', () => {
   });
 
   it('a refusal is one error line with status and code, exit 1', async () => {
-    const owner = s.store.listKeys().find((k) => k.role === 'owner' && !k.revokedAt)!;
+    const owner = (await s.store.listKeys()).find((k) => k.role === 'owner' && !k.revokedAt)!;
     const r = await cli(['keys', 'revoke', owner.id]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^Error: 400 SCHEMA_VALIDATION_FAILED: /);
-    const viewer = s.keyFor('viewer');
+    const viewer = await s.keyFor('viewer');
     const denied = await cli(['keys', 'list'], viewer);
     expect(denied.code).toBe(1);
     expect(denied.stderr).toContain('Error: 403 SCHEMA_FORBIDDEN: You do not have permission to perform this action.');

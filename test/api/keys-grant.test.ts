@@ -18,7 +18,7 @@ const keyCount = async (): Promise<number> => ((await s.call('GET', '/keys')).bo
 
 describe('creating keys', () => {
   it('an admin limited to keys:manage cannot mint an unlimited admin key (the audit case)', async () => {
-    const manager = s.keyFor('admin', ['keys:manage']);
+    const manager = await s.keyFor('admin', ['keys:manage']);
     refused(await s.call('POST', '/schema/objects', { key: manager, body: { name: 'audit_a' } }));
     const before = await keyCount();
     // Asking for no limit, or for a scope the creator lacks, is refused — and names nothing.
@@ -36,7 +36,7 @@ describe('creating keys', () => {
 
   it('an owner limited to keys:manage cannot mint an owner key able to delete an object', async () => {
     expect((await s.call('POST', '/schema/objects', { body: { name: 'audit_b' } })).status).toBe(201);
-    const manager = s.keyFor('owner', ['keys:manage']);
+    const manager = await s.keyFor('owner', ['keys:manage']);
     refused(await s.call('POST', '/keys', { key: manager, body: { name: 'minted', role: 'owner', scopes: ['schema:write', 'keys:manage'] } }));
     // Explicit null ("no limit of its own") is treated like absent: the creator's scopes.
     const minted = await s.call('POST', '/keys', { key: manager, body: { name: 'minted', role: 'owner', scopes: null } });
@@ -48,7 +48,7 @@ describe('creating keys', () => {
   });
 
   it('a scoped key creating a key without scopes gives it its own scopes, read back with GET /keys', async () => {
-    const manager = s.keyFor('admin', ['keys:manage', 'records:read', 'schema:read']);
+    const manager = await s.keyFor('admin', ['keys:manage', 'records:read', 'schema:read']);
     const r = await s.call('POST', '/keys', { key: manager, body: { name: 'inherits', role: 'member' } });
     expect(r.status).toBe(201);
     expect(r.body.data).toMatchObject({ role: 'member', scopes: ['keys:manage', 'records:read', 'schema:read'] });
@@ -56,7 +56,7 @@ describe('creating keys', () => {
   });
 
   it('a scoped key may grant a subset of its scopes, at its role or below', async () => {
-    const manager = s.keyFor('owner', ['keys:manage', 'schema:read', 'schema:write']);
+    const manager = await s.keyFor('owner', ['keys:manage', 'schema:read', 'schema:write']);
     const sub = await s.call('POST', '/keys', { key: manager, body: { name: 'reader', role: 'viewer', scopes: ['schema:read'] } });
     expect(sub.status).toBe(201);
     expect(sub.body.data.scopes).toEqual(['schema:read']);
@@ -76,11 +76,11 @@ describe('creating keys', () => {
       expect(r.status).toBe(201);
       expect(r.body.data.scopes).toEqual(body.scopes ?? null);
     }
-    refused(await s.call('POST', '/keys', { key: s.keyFor('admin'), body: { name: 'x', role: 'owner', scopes: ['records:read'] } }));
+    refused(await s.call('POST', '/keys', { key: await s.keyFor('admin'), body: { name: 'x', role: 'owner', scopes: ['records:read'] } }));
   });
 
   it('an unknown role stays a 404 and an unknown scope a 400, whoever asks', async () => {
-    const manager = s.keyFor('admin', ['keys:manage']);
+    const manager = await s.keyFor('admin', ['keys:manage']);
     expectError(await s.call('POST', '/keys', { key: manager, body: { name: 'x', role: 'wizard' } }), { status: 404, code: 'SCHEMA_ROLE_NOT_FOUND' });
     expectError(await s.call('POST', '/keys', { key: manager, body: { name: 'x', role: 'member', scopes: ['fly'] } }), {
       status: 400,
@@ -93,10 +93,10 @@ describe('creating keys', () => {
 
 describe('revoking keys', () => {
   it('a scoped key cannot revoke a broader key, only one within its own rights (itself included)', async () => {
-    const manager = s.keyFor('owner', ['keys:manage', 'records:read']);
-    const unlimitedMember = s.keyFor('member');
-    const widerMember = s.keyFor('member', ['records:read', 'records:write']);
-    const narrow = s.keyFor('member', ['records:read']);
+    const manager = await s.keyFor('owner', ['keys:manage', 'records:read']);
+    const unlimitedMember = await s.keyFor('member');
+    const widerMember = await s.keyFor('member', ['records:read', 'records:write']);
+    const narrow = await s.keyFor('member', ['records:read']);
     refused(await s.call('DELETE', `/keys/${idOf(s.ownerKey)}`, { key: manager }));
     refused(await s.call('DELETE', `/keys/${idOf(unlimitedMember)}`, { key: manager }));
     refused(await s.call('DELETE', `/keys/${idOf(widerMember)}`, { key: manager }));
@@ -108,9 +108,9 @@ describe('revoking keys', () => {
   });
 
   it('an unlimited admin revokes unlimited admin and member keys but no owner key', async () => {
-    const admin = s.keyFor('admin');
-    expect((await s.call('DELETE', `/keys/${idOf(s.keyFor('admin'))}`, { key: admin })).status).toBe(200);
-    expect((await s.call('DELETE', `/keys/${idOf(s.keyFor('member'))}`, { key: admin })).status).toBe(200);
-    refused(await s.call('DELETE', `/keys/${idOf(s.keyFor('owner', ['records:read']))}`, { key: admin }));
+    const admin = await s.keyFor('admin');
+    expect((await s.call('DELETE', `/keys/${idOf(await s.keyFor('admin'))}`, { key: admin })).status).toBe(200);
+    expect((await s.call('DELETE', `/keys/${idOf(await s.keyFor('member'))}`, { key: admin })).status).toBe(200);
+    refused(await s.call('DELETE', `/keys/${idOf(await s.keyFor('owner', ['records:read']))}`, { key: admin }));
   });
 });

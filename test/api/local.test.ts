@@ -25,7 +25,7 @@ describe('startLocalServer', () => {
       expect(server.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
       const r = await fetch(`${server.baseUrl}/schema/objects`, { headers: { authorization: `Bearer ${creds.apiKey}` } });
       expect(r.status).toBe(200);
-      expect(store.listKeys().filter((k) => k.role === 'owner')).toHaveLength(1);
+      expect((await store.listKeys()).filter((k) => k.role === 'owner')).toHaveLength(1);
     } finally {
       await server.close();
     }
@@ -39,7 +39,7 @@ describe('startLocalServer', () => {
       const creds = JSON.parse(readFileSync(server.credentialsPath, 'utf8')) as { baseUrl: string; apiKey: string };
       expect(creds.apiKey).toBe(first.apiKey);
       expect(creds.baseUrl).toBe(server.baseUrl);
-      expect(store.listKeys()).toHaveLength(1);
+      expect(await store.listKeys()).toHaveLength(1);
     } finally {
       await server.close();
     }
@@ -99,7 +99,7 @@ describe('startLocalServer without credentials.json', () => {
         const r = await fetch(`${server.baseUrl}/schema/objects`, { headers: { authorization: `Bearer ${key}` } });
         expect(r.status).toBe(200);
       }
-      expect(store.listKeys().filter((k) => k.role === 'owner')).toHaveLength(2);
+      expect((await store.listKeys()).filter((k) => k.role === 'owner')).toHaveLength(2);
     } finally {
       await server.close();
     }
@@ -120,13 +120,14 @@ describe('startLocalServer without credentials.json', () => {
 
   it('a credentials.json whose key was revoked is replaced the same way, and says so', async () => {
     const saved = readCredentials(dir)!;
-    const savedId = store.listKeys().find((k) => store.authenticate(saved.apiKey)?.keyId === k.id)!.id;
-    store.revokeKey(savedId);
+    const savedActor = await store.authenticate(saved.apiKey);
+    const savedId = (await store.listKeys()).find((k) => savedActor?.keyId === k.id)!.id;
+    await store.revokeKey(savedId);
     const server = await startLocalServer(opts);
     await server.close();
     expect(server.createdKeyReason).toBe('credentials-revoked');
     expect(readCredentials(dir)?.apiKey).toBe(server.createdKey);
-    expect(store.authenticate(server.createdKey!)).not.toBeNull();
+    expect(await store.authenticate(server.createdKey!)).not.toBeNull();
   });
 });
 
@@ -135,7 +136,7 @@ describe('startLocalServer stopping', () => {
   afterAll(() => rmSync(join(dir, '..'), { recursive: true, force: true }));
   const store = fakeStore();
   let closed = 0;
-  const openStore = () => ({ ...store, close: () => void (closed += 1) });
+  const openStore = () => ({ ...store, close: async () => void (closed += 1) });
 
   it('close cuts a stalled request once the grace period is over, then closes the store', async () => {
     const server = await startLocalServer({ dataDir: dir, port: 0, rateLimit: false, openStore, shutdownGraceMs: 300 });

@@ -73,10 +73,10 @@ describe('remembered authentications', () => {
     let now = 5_000_000;
     const t = await startTestServer({ store: fakeStore(), rateLimit: false, now: () => now });
     try {
-      const key = t.keyFor('member');
+      const key = await t.keyFor('member');
       expect((await t.call('GET', '/schema/objects', { key })).status).toBe(200);
-      const id = t.store.listKeys().find((k) => k.role === 'member')!.id;
-      t.store.revokeKey(id);
+      const id = (await t.store.listKeys()).find((k) => k.role === 'member')!.id;
+      await t.store.revokeKey(id);
       now += 5_001;
       expectError(await t.call('GET', '/schema/objects', { key }), { status: 401, code: 'AUTH_INVALID_API_KEY' });
     } finally {

@@ -140,16 +140,16 @@ describe('bulk caps and item indexes', () => {
     expectError(await create('deal', { title: 'x', nme: 'z' }), { status: 404, code: 'SCHEMA_ATTRIBUTE_NOT_FOUND', message: 'Object "deal" has no attribute "nme"' });
     // The field path stays on the error (for the store's callers and the log), item index included.
     const actor = { keyId: 'k', role: 'owner', scopes: null };
-    const thrownPaths = (fn: () => unknown): unknown => {
+    const thrownPaths = async (fn: () => unknown): Promise<unknown> => {
       try {
-        fn();
+        await fn();
       } catch (err) {
         return (err as ServiceError).details.errors?.map((e) => e.path);
       }
       return 'no error';
     };
-    expect(thrownPaths(() => s.store.bulkCreate('deal', [{ title: 'x' }, { nme: 'z' }], actor))).toEqual([['records', 1, 'nme']]);
-    expect(thrownPaths(() => s.store.bulkUpdate('deal', [{ id: made[1].id, values: { nme: 'z' } }], actor))).toEqual([['records', 0, 'values', 'nme']]);
+    expect(await thrownPaths(() => s.store.bulkCreate('deal', [{ title: 'x' }, { nme: 'z' }], actor))).toEqual([['records', 1, 'nme']]);
+    expect(await thrownPaths(() => s.store.bulkUpdate('deal', [{ id: made[1].id, values: { nme: 'z' } }], actor))).toEqual([['records', 0, 'values', 'nme']]);
   });
 
 
@@ -288,15 +288,15 @@ describe('envelope: errors only on a 400 (service-interface.md Envelope table)',
 
 describe('last-owner rule', () => {
   it('a scoped owner key, keys:manage or not, does not count as the remaining owner', async () => {
-    const restricted = s.keyFor('owner', ['records:read', 'records:write']);
+    const restricted = await s.keyFor('owner', ['records:read', 'records:write']);
     const restrictedId = restricted.split('_')[1]!;
     // keys:manage alone mints only keys within its own scopes: it could never read data again.
-    const manager = s.keyFor('owner', ['keys:manage']);
+    const manager = await s.keyFor('owner', ['keys:manage']);
     const mainId = s.ownerKey.split('_')[1]!;
     expectError(await s.call('DELETE', `/keys/${mainId}`), { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: false });
     expect((await s.call('GET', '/keys')).status).toBe(200);
     // A second owner without a scope limit makes it possible; scoped owners may go any time.
-    const full = s.keyFor('owner', null);
+    const full = await s.keyFor('owner', null);
     expect((await s.call('DELETE', `/keys/${restrictedId}`)).status).toBe(200);
     expect((await s.call('DELETE', `/keys/${manager.split('_')[1]!}`)).status).toBe(200);
     expect((await s.call('DELETE', `/keys/${mainId}`)).status).toBe(200);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, openTempStore, startTestServer, type TestServer } from './helpers.js';
 import { createServer } from '../../engine/server/app.js';
+import type { Store } from '../../engine/store/types.js';
 
 // Record routes (contract.md §3 "Records") over real HTTP and a real SQLite file.
 let s: TestServer;
@@ -171,21 +172,22 @@ describe('idempotency-key', () => {
 
   it('a write whose answer cannot be remembered is undone, so the retry writes once', async () => {
     let failOnce = true;
-    const flaky = await startTestServer({
-      wrap: (store) =>
-        new Proxy(store, {
-          get(target, prop, receiver) {
-            if (prop === 'rememberIdempotent' && failOnce) {
-              return () => {
-                failOnce = false;
-                throw new Error('disk full');
-              };
-            }
-            const v = Reflect.get(target, prop, receiver) as unknown;
-            return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(receiver) : v;
-          },
-        }),
-    });
+    // The fault reaches the store the write runs on: the store itself and a transaction's.
+    const wrap = (store: Store): Store =>
+      new Proxy(store, {
+        get(target, prop, receiver) {
+          if (prop === 'rememberIdempotent' && failOnce) {
+            return async () => {
+              failOnce = false;
+              throw new Error('disk full');
+            };
+          }
+          if (prop === 'transaction') return <T>(fn: (tx: Store) => Promise<T>) => target.transaction((tx) => fn(wrap(tx)));
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(receiver) : v;
+        },
+      });
+    const flaky = await startTestServer({ wrap });
     try {
       await flaky.defineObject('memo', [{ name: 'text', type: 'text' }]);
       const key = crypto.randomUUID();

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeStore } from './fake-store.js';
+import { fakeStore, fakeWrites } from './fake-store.js';
 import { expectError, startTestServer, type TestServer } from './helpers.js';
 
 // What the record routes add on top of the store — status codes, etag / if-match parsing,
 // idempotency keys — checked over HTTP against an in-memory store (records.test.ts runs
 // the same contract against the SQLite store).
 let s: TestServer;
-const writes = () => (s.store.facts() as unknown as { count: number }).count;
+const writes = () => fakeWrites.get(s.store)!.count;
 beforeAll(async () => {
   s = await startTestServer({ store: fakeStore({ records: true }) });
 });
@@ -46,7 +46,7 @@ describe('record routes', () => {
       code: 'SCHEMA_CONFLICT',
     });
     // Another caller's key space is separate: the same key is new for them.
-    const other = s.keyFor('member');
+    const other = await s.keyFor('member');
     const c = await s.call('POST', '/records/note', { key: other, body: { text: 'once', n: 1 }, headers: { 'idempotency-key': key } });
     expect(c.status).toBe(201);
     expect(c.body.data.id).not.toBe(a.body.data.id);

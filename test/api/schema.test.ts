@@ -153,7 +153,7 @@ describe('deleting objects', () => {
 
 describe('keys, views and sources', () => {
   it('refuses revoking the last owner key with 400 SCHEMA_VALIDATION_FAILED', async () => {
-    const owners = s.store.listKeys().filter((k) => k.role === 'owner' && !k.revokedAt);
+    const owners = (await s.store.listKeys()).filter((k) => k.role === 'owner' && !k.revokedAt);
     expect(owners).toHaveLength(1);
     expectError(await s.call('DELETE', `/keys/${owners[0]!.id}`), { status: 400, code: 'SCHEMA_VALIDATION_FAILED' });
     const created = await post('/keys', { name: 'reader', role: 'viewer' });
@@ -177,7 +177,7 @@ describe('protected objects', () => {
     const first = await startTestServer({ keepData: true });
     await first.defineObject('core_user', [{ name: 'email', type: 'email' }]);
     await first.app.close();
-    first.store.close();
+    await first.store.close();
     const db = new Database(join(first.dataDir, 'schemasync.db'));
     db.prepare('UPDATE _ss_objects SET protected = 1 WHERE name = ?').run('core_user');
     db.close();

@@ -72,9 +72,9 @@ describe('authentication', () => {
   });
 
   it('a revoked key is refused with 401', async () => {
-    const key = s.keyFor('member');
+    const key = await s.keyFor('member');
     expect((await s.call('GET', '/schema/objects', { key })).status).toBe(200);
-    const id = s.store.listKeys().find((k) => k.name === 'member key' && !k.revokedAt)!.id;
+    const id = (await s.store.listKeys()).find((k) => k.name === 'member key' && !k.revokedAt)!.id;
     expect((await s.call('DELETE', `/keys/${id}`)).body).toEqual({ success: true, data: { id } });
     expectError(await s.call('GET', '/schema/objects', { key }), { status: 401, code: 'AUTH_INVALID_API_KEY' });
   });
@@ -82,7 +82,7 @@ describe('authentication', () => {
 
 describe('permissions', () => {
   it('viewer reads but cannot write; the refusal names nothing', async () => {
-    const viewer = s.keyFor('viewer');
+    const viewer = await s.keyFor('viewer');
     expect((await s.call('GET', '/schema/objects', { key: viewer })).status).toBe(200);
     const r = await s.call('POST', '/schema/objects', { key: viewer, body: { name: 'deal' } });
     expectError(r, { status: 403, code: 'SCHEMA_FORBIDDEN', message: FORBIDDEN_MESSAGE });
@@ -90,25 +90,25 @@ describe('permissions', () => {
   });
 
   it('member manages records but not schema or keys', async () => {
-    const member = s.keyFor('member');
+    const member = await s.keyFor('member');
     expectError(await s.call('GET', '/keys', { key: member }), { status: 403, code: 'SCHEMA_FORBIDDEN', message: FORBIDDEN_MESSAGE });
     expectError(await s.call('DELETE', '/schema/objects/deal', { key: member }), { status: 403, code: 'SCHEMA_FORBIDDEN' });
   });
 
   it('a key does only what both its role and its scopes allow', async () => {
-    const scoped = s.keyFor('owner', ['records:read']);
+    const scoped = await s.keyFor('owner', ['records:read']);
     expectError(await s.call('GET', '/schema/objects', { key: scoped }), { status: 403, code: 'SCHEMA_FORBIDDEN', message: FORBIDDEN_MESSAGE });
-    const viewerWithWrite = s.keyFor('viewer', ['records:write', 'records:read']);
+    const viewerWithWrite = await s.keyFor('viewer', ['records:write', 'records:read']);
     expectError(await s.call('POST', '/records/deal', { key: viewerWithWrite, body: { a: 1 } }), { status: 403, code: 'SCHEMA_FORBIDDEN' });
   });
 
   it('admin manages keys except owner keys', async () => {
-    const admin = s.keyFor('admin');
+    const admin = await s.keyFor('admin');
     const created = await s.call('POST', '/keys', { key: admin, body: { name: 'ci', role: 'member', scopes: ['records:read'] } });
     expect(created.status).toBe(201);
     expect(created.body.data).toMatchObject({ name: 'ci', role: 'member', scopes: ['records:read'], secret: expect.any(String) });
     expectError(await s.call('POST', '/keys', { key: admin, body: { name: 'x', role: 'owner' } }), { status: 403, code: 'SCHEMA_FORBIDDEN' });
-    const ownerId = s.store.listKeys().find((k) => k.role === 'owner')!.id;
+    const ownerId = (await s.store.listKeys()).find((k) => k.role === 'owner')!.id;
     expectError(await s.call('DELETE', `/keys/${ownerId}`, { key: admin }), { status: 403, code: 'SCHEMA_FORBIDDEN' });
     const list = await s.call('GET', '/keys', { key: admin });
     expect(list.status).toBe(200);

@@ -389,10 +389,10 @@ describe('a crash mid-push', () => {
     const dbPath = join(dataDir, 'schemasync.db');
     {
       const store = await openTempStore(dataDir);
-      store.pushSource('crm', base() as never, {});
+      await store.pushSource('crm', base() as never, {});
       const actor = { keyId: 'k', role: 'owner', scopes: null };
-      store.createRecord('deal', { title: 'kept', amount: 7 }, actor);
-      store.close();
+      await store.createRecord('deal', { title: 'kept', amount: 7 }, actor);
+      await store.close();
     }
     // The child applies a push that renames, adds and drops; it SIGKILLs itself on the
     // second schema-changing statement, i.e. inside the push's transaction.
@@ -416,7 +416,7 @@ describe('a crash mid-push', () => {
       delete d.objects.deal.attributes.title;
       d.views.open_deals.columns = ['headline'];
       d.objects.extra = { attributes: { x: { type: 'text' } } };
-      store.pushSource('crm', d, { allowDestructive: true });
+      await store.pushSource('crm', d, { allowDestructive: true });
       console.log('NOT KILLED');
     `);
     const { code, signal, out } = await new Promise<{ code: number | null; signal: string | null; out: string }>((res) => {
@@ -430,15 +430,15 @@ describe('a crash mid-push', () => {
 
     const store = await openTempStore(dataDir);
     try {
-      expect(store.findSource('crm')?.version).toBe(1);
-      expect(store.findObject('extra')).toBeUndefined();
-      const names = store.requireObject('deal').attributes.map((a) => a.name);
+      expect((await store.findSource('crm'))?.version).toBe(1);
+      expect(await store.findObject('extra')).toBeUndefined();
+      const names = (await store.requireObject('deal')).attributes.map((a) => a.name);
       expect(names).toContain('title');
       expect(names).not.toContain('headline');
-      const page = store.search('deal', {});
+      const page = await store.search('deal', {});
       expect(page.records.map((r) => r.values)).toEqual([expect.objectContaining({ title: 'kept', amount: 7 })]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

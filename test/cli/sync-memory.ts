@@ -6,7 +6,7 @@ import { typeDef } from '../../engine/model/types/registry.js';
 import { planPush, refusal } from '../../engine/plan/index.js';
 import type { Step, StepAction } from '../../engine/plan/types.js';
 import type { PushOptions, PushResult, Store } from '../../engine/store/types.js';
-import { fakeStore } from '../api/fake-store.js';
+import { asyncStore, fakeStore, type SyncStore } from '../api/fake-store.js';
 import { MemoryFacts, storedObject, type Rows } from '../unit/plan-facts.js';
 
 /**
@@ -87,14 +87,13 @@ export function memoryStore(): Store {
     },
   };
 
-  const mine: Partial<Store> = {
+  const mine: Partial<SyncStore> = {
     listObjects: () => objects,
     findObject: (n) => objects.find((o) => o.name === n || o.id === n),
     requireObject: (n) => obj(n),
     listViews: () => views,
     findView: (n) => views.find((v) => v.name === n),
     findSource: (id) => sources.get(id),
-    facts: () => new MemoryFacts(objects, rows),
     createRecord(object, values): RecordOut {
       obj(object);
       const r = { id: randomUUID(), values: { ...values } };
@@ -149,10 +148,5 @@ export function memoryStore(): Store {
     },
   };
   const base = fakeStore();
-  return new Proxy(base, {
-    get(target, prop, receiver) {
-      if (prop in mine) return (mine as Record<string | symbol, unknown>)[prop];
-      return Reflect.get(target, prop, receiver);
-    },
-  });
+  return asyncStore(mine, (prop) => (base as unknown as Record<string, unknown>)[prop]);
 }

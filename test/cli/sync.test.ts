@@ -10,6 +10,6 @@ defineCliSuite('plan, sync, pull against the routes over a memory store', async 
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  const key = store.createKey({ name: 'owner', role: 'owner', scopes: null }).secret;
+  const key = (await store.createKey({ name: 'owner', role: 'owner', scopes: null })).secret;
   return { baseUrl: `http://127.0.0.1:${port}/v1`, key, stop: async () => void (await app.close()) };
 });

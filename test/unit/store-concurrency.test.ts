@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore, type SqliteStore } from '../../engine/store/index.js';
+import Database from 'better-sqlite3';
+import { openStore } from '../../engine/store/index.js';
 import type { Actor, Store } from '../../engine/store/types.js';
 
 /**
@@ -24,29 +25,37 @@ let store: Store;
 let counterId: string;
 const children: ChildProcess[] = [];
 
-beforeEach(() => {
+beforeEach(async () => {
   if (!existsSync(fileURLToPath(STORE_URL))) throw new Error('dist/ is missing: run `npm run build` before this test');
   dir = mkdtempSync(join(tmpdir(), 'ss-concurrency-'));
   path = join(dir, 'schemasync.db');
   store = openStore({ path, filesDir: false });
-  store.createObject({ name: 'counter', attributes: [{ name: 'n', type: 'integer', required: true }] }, RUNTIME);
-  store.createObject({ name: 'item', attributes: [{ name: 'who', type: 'text' }, { name: 'i', type: 'integer' }] }, RUNTIME);
-  counterId = store.createRecord('counter', { n: 0 }, actor).id;
+  await store.createObject({ name: 'counter', attributes: [{ name: 'n', type: 'integer', required: true }] }, RUNTIME);
+  await store.createObject({ name: 'item', attributes: [{ name: 'who', type: 'text' }, { name: 'i', type: 'integer' }] }, RUNTIME);
+  counterId = (await store.createRecord('counter', { n: 0 }, actor)).id;
 });
-afterEach(() => {
+afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  store.close();
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-const itemCount = (): number => (store as SqliteStore).db.prepare('SELECT COUNT(*) FROM "r_item"').pluck().get() as number;
+/** Counted over a connection of its own: the async store exposes no SQL. */
+const itemCount = (): number => {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare('SELECT COUNT(*) FROM "r_item"').pluck().get() as number;
+  } finally {
+    db.close();
+  }
+};
 
 /** A node process running `source` (an ES module; STORE_URL, DB and COUNTER are defined for it). */
 function child(name: string, source: string, args: string[] = []) {
   const script = join(dir, `${name}.mjs`);
   writeFileSync(
     script,
-    `import { openStore } from ${JSON.stringify(STORE_URL.href)};
+    `import { openStore, SqliteStore } from ${JSON.stringify(STORE_URL.href)};
 const DB = ${JSON.stringify(path)};
 const COUNTER = ${JSON.stringify(counterId)};
 const actor = { keyId: ${JSON.stringify(name)}, role: 'owner', scopes: null };
@@ -112,20 +121,20 @@ describe('store: several processes writing to one file', () => {
   let conflicts = 0;
   for (let i = 0; i < ${ROUNDS}; i++) {
     for (;;) {
-      const cur = store.getRecord('counter', COUNTER);
+      const cur = await store.getRecord('counter', COUNTER);
       const values = { n: cur.values.n + 1 };
       try {
-        if (i % 2 === 0) store.updateRecord('counter', COUNTER, values, cur.version, actor);
-        else store.bulkUpdate('counter', [{ id: COUNTER, version: cur.version, values }], actor);
+        if (i % 2 === 0) await store.updateRecord('counter', COUNTER, values, cur.version, actor);
+        else await store.bulkUpdate('counter', [{ id: COUNTER, version: cur.version, values }], actor);
         break;
       } catch (err) {
         if (err.code !== 'SCHEMA_CONFLICT') throw err;
         conflicts++;
       }
     }
-    store.createRecord('item', { who: actor.keyId, i }, actor);
+    await store.createRecord('item', { who: actor.keyId, i }, actor);
   }
-  store.close();
+  await store.close();
   console.log('done ' + conflicts);`,
       );
     const a = worker('a');
@@ -138,7 +147,7 @@ describe('store: several processes writing to one file', () => {
       expect(out).not.toContain('ERROR');
       expect(code, out).toBe(0);
     }
-    const counter = store.getRecord('counter', counterId);
+    const counter = await store.getRecord('counter', counterId);
     expect(counter.values['n']).toBe(2 * ROUNDS);
     expect(counter.version).toBe(2 * ROUNDS + 1);
     expect(itemCount()).toBe(2 * ROUNDS);
@@ -149,7 +158,7 @@ describe('store: several processes writing to one file', () => {
     // moment (well under the 5 s busy_timeout) and commits; twice.
     const holder = child(
       'holder',
-      `  const store = openStore({ path: DB, filesDir: false });
+      `  const store = new SqliteStore({ path: DB, filesDir: false });
   console.log('ready');
   for (let round = 1; round <= 2; round++) {
     await nextLine();
@@ -172,14 +181,14 @@ describe('store: several processes writing to one file', () => {
       holder.send('go');
       await holder.printed('held 2');
       // A read-then-write: updateRecord reads the row (its version) inside its transaction.
-      const r = second.updateRecord('counter', counterId, { n: 1 }, 1, actor);
+      const r = await second.updateRecord('counter', counterId, { n: 1 }, 1, actor);
       expect(r.version).toBe(2);
     } finally {
-      second.close();
+      await second.close();
     }
     const { code, out } = await holder.exit();
     expect(code, out).toBe(0);
-    expect(store.getRecord('counter', counterId).values['n']).toBe(1);
+    expect((await store.getRecord('counter', counterId)).values['n']).toBe(1);
     expect(itemCount()).toBe(2);
   });
 });

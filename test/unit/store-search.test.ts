@@ -11,10 +11,10 @@ let dir: string;
 let store: Store;
 const actor: Actor = { keyId: 'k1', role: 'owner', scopes: null };
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ss-search-'));
   store = openStore({ path: join(dir, 'schemasync.db') });
-  store.createObject(
+  await store.createObject(
     {
       name: 'item',
       attributes: [
@@ -28,16 +28,16 @@ beforeEach(() => {
     { kind: 'runtime' },
   );
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-const titles = (input: SearchInput): string[] => store.search('item', input).records.map((r) => r.values['title'] as string);
+const titles = async (input: SearchInput): Promise<string[]> => (await store.search('item', input)).records.map((r) => r.values['title'] as string);
 
-function codeOf(fn: () => unknown): string | undefined {
+async function codeOf(fn: () => unknown): Promise<string | undefined> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     if (err instanceof ServiceError) return err.code;
     throw err;
@@ -46,8 +46,8 @@ function codeOf(fn: () => unknown): string | undefined {
 }
 
 describe('store search: filters', () => {
-  beforeEach(() => {
-    store.bulkCreate(
+  beforeEach(async () => {
+    await store.bulkCreate(
       'item',
       [
         { title: 'Alpha', n: 1, tags: ['red'], done: true, due: '2026-01-01T10:00:00+02:00' },
@@ -59,45 +59,45 @@ describe('store search: filters', () => {
     );
   });
 
-  it('compiles every operator and combinator', () => {
+  it('compiles every operator and combinator', async () => {
     const sort = [{ attribute: 'title' as const, direction: 'asc' as const }];
-    expect(titles({ filter: { n: 2 }, sort })).toEqual(['beta']);
-    expect(titles({ filter: { n: { ne: 2 } }, sort })).toEqual(['Alpha', 'Gamma', 'delta']);
-    expect(titles({ filter: { n: { gte: 2, lt: 3 } }, sort })).toEqual(['beta']);
-    expect(titles({ filter: { n: { in: [1, 3] } }, sort })).toEqual(['Alpha', 'Gamma']);
-    expect(titles({ filter: { n: { nin: [1, 3] } }, sort })).toEqual(['beta', 'delta']);
-    expect(titles({ filter: { n: { isNull: true } }, sort })).toEqual(['delta']);
-    expect(titles({ filter: { title: { contains: 'ALP' } }, sort })).toEqual(['Alpha']);
-    expect(titles({ filter: { title: { startsWith: 'G' } }, sort })).toEqual(['Gamma']);
-    expect(titles({ filter: { tags: { contains: 'blue' } }, sort })).toEqual(['beta']);
-    expect(titles({ filter: { tags: 'red' }, sort })).toEqual(['Alpha']);
-    expect(titles({ filter: { done: true }, sort })).toEqual(['Alpha']);
+    expect(await titles({ filter: { n: 2 }, sort })).toEqual(['beta']);
+    expect(await titles({ filter: { n: { ne: 2 } }, sort })).toEqual(['Alpha', 'Gamma', 'delta']);
+    expect(await titles({ filter: { n: { gte: 2, lt: 3 } }, sort })).toEqual(['beta']);
+    expect(await titles({ filter: { n: { in: [1, 3] } }, sort })).toEqual(['Alpha', 'Gamma']);
+    expect(await titles({ filter: { n: { nin: [1, 3] } }, sort })).toEqual(['beta', 'delta']);
+    expect(await titles({ filter: { n: { isNull: true } }, sort })).toEqual(['delta']);
+    expect(await titles({ filter: { title: { contains: 'ALP' } }, sort })).toEqual(['Alpha']);
+    expect(await titles({ filter: { title: { startsWith: 'G' } }, sort })).toEqual(['Gamma']);
+    expect(await titles({ filter: { tags: { contains: 'blue' } }, sort })).toEqual(['beta']);
+    expect(await titles({ filter: { tags: 'red' }, sort })).toEqual(['Alpha']);
+    expect(await titles({ filter: { done: true }, sort })).toEqual(['Alpha']);
     // Datetimes compare in UTC whatever offset the filter uses.
-    expect(titles({ filter: { due: { lt: '2026-01-01T09:00:00Z' } }, sort })).toEqual(['Alpha']);
-    expect(titles({ filter: { or: [{ n: 1 }, { title: 'delta' }] }, sort })).toEqual(['Alpha', 'delta']);
-    expect(titles({ filter: { not: { n: { lte: 2 } } }, sort })).toEqual(['Gamma', 'delta']);
-    expect(titles({ filter: { and: [{ done: false }, { n: { gt: 2 } }] }, sort })).toEqual(['Gamma']);
+    expect(await titles({ filter: { due: { lt: '2026-01-01T09:00:00Z' } }, sort })).toEqual(['Alpha']);
+    expect(await titles({ filter: { or: [{ n: 1 }, { title: 'delta' }] }, sort })).toEqual(['Alpha', 'delta']);
+    expect(await titles({ filter: { not: { n: { lte: 2 } } }, sort })).toEqual(['Gamma', 'delta']);
+    expect(await titles({ filter: { and: [{ done: false }, { n: { gt: 2 } }] }, sort })).toEqual(['Gamma']);
   });
 
-  it('binds values, never splices them into SQL', () => {
-    expect(titles({ filter: { title: "x' OR '1'='1" } })).toEqual([]);
-    expect(store.search('item', {}).total).toBe(4);
+  it('binds values, never splices them into SQL', async () => {
+    expect(await titles({ filter: { title: "x' OR '1'='1" } })).toEqual([]);
+    expect((await store.search('item', {})).total).toBe(4);
   });
 
-  it('refuses unknown attributes, bad operators, limits and foreign cursors', () => {
-    expect(codeOf(() => store.search('item', { filter: { nope: 1 } }))).toBe('SCHEMA_VALIDATION_FAILED');
-    expect(codeOf(() => store.search('item', { filter: { n: { like: 1 } } as never }))).toBe('SCHEMA_VALIDATION_FAILED');
-    expect(codeOf(() => store.search('item', { sort: [{ attribute: 'nope' }] }))).toBe('SCHEMA_VALIDATION_FAILED');
-    expect(codeOf(() => store.search('item', { limit: 501 }))).toBe('SCHEMA_VALIDATION_FAILED');
-    expect(codeOf(() => store.search('item', { limit: 0 }))).toBe('SCHEMA_VALIDATION_FAILED');
-    expect(codeOf(() => store.search('item', { cursor: 'garbage' }))).toBe('SCHEMA_VALIDATION_FAILED');
-    expect(codeOf(() => store.search('nope', {}))).toBe('SCHEMA_OBJECT_NOT_FOUND');
+  it('refuses unknown attributes, bad operators, limits and foreign cursors', async () => {
+    expect(await codeOf(() => store.search('item', { filter: { nope: 1 } }))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(await codeOf(() => store.search('item', { filter: { n: { like: 1 } } as never }))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(await codeOf(() => store.search('item', { sort: [{ attribute: 'nope' }] }))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(await codeOf(() => store.search('item', { limit: 501 }))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(await codeOf(() => store.search('item', { limit: 0 }))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(await codeOf(() => store.search('item', { cursor: 'garbage' }))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(await codeOf(() => store.search('nope', {}))).toBe('SCHEMA_OBJECT_NOT_FOUND');
   });
 });
 
 describe('store search: keyset pagination', () => {
-  it('visits every record exactly once in order, nulls included, while records are inserted between pages', () => {
-    const made = store.bulkCreate(
+  it('visits every record exactly once in order, nulls included, while records are inserted between pages', async () => {
+    const made = await store.bulkCreate(
       'item',
       Array.from({ length: 95 }, (_, i) => ({ title: `t${i}`, n: i % 7 === 0 ? null : i % 10 })),
       actor,
@@ -108,12 +108,12 @@ describe('store search: keyset pagination', () => {
       let cursor: string | undefined;
       let pages = 0;
       do {
-        const page = store.search('item', { sort: [{ attribute: 'n', direction }], limit: 10, ...(cursor ? { cursor } : {}) });
+        const page = await store.search('item', { sort: [{ attribute: 'n', direction }], limit: 10, ...(cursor ? { cursor } : {}) });
         seen.push(...page.records.map((r) => r.id));
         ns.push(...page.records.map((r) => r.values['n'] as number | null));
         cursor = page.nextCursor ?? undefined;
         // A concurrent insert that sorts before the current position must not shift pages.
-        if (pages++ < 3) store.createRecord('item', { title: 'late', n: direction === 'asc' ? 0 : 9 }, actor);
+        if (pages++ < 3) await store.createRecord('item', { title: 'late', n: direction === 'asc' ? 0 : 9 }, actor);
       } while (cursor);
       const original = new Set(made.map((m) => m.id));
       const visited = seen.filter((id) => original.has(id));
@@ -126,20 +126,20 @@ describe('store search: keyset pagination', () => {
     }
   });
 
-  it('pages through filtered results with total', () => {
-    store.bulkCreate('item', Array.from({ length: 30 }, (_, i) => ({ title: `t${i}`, n: i })), actor);
-    const first = store.search('item', { filter: { n: { gte: 10 } }, limit: 15 });
+  it('pages through filtered results with total', async () => {
+    await store.bulkCreate('item', Array.from({ length: 30 }, (_, i) => ({ title: `t${i}`, n: i })), actor);
+    const first = await store.search('item', { filter: { n: { gte: 10 } }, limit: 15 });
     expect(first.total).toBe(20);
     expect(first.records).toHaveLength(15);
-    const second = store.search('item', { filter: { n: { gte: 10 } }, limit: 15, cursor: first.nextCursor! });
+    const second = await store.search('item', { filter: { n: { gte: 10 } }, limit: 15, cursor: first.nextCursor! });
     expect(second.records).toHaveLength(5);
     expect(second.nextCursor).toBeNull();
   });
 });
 
 describe('store search: null in in / nin lists', () => {
-  beforeEach(() => {
-    store.bulkCreate(
+  beforeEach(async () => {
+    await store.bulkCreate(
       'item',
       [
         { title: 'a', n: 1, tags: ['red'] },
@@ -150,50 +150,50 @@ describe('store search: null in in / nin lists', () => {
       actor,
     );
   });
-  const names = (filter: NonNullable<SearchInput['filter']>): (string | null)[] =>
-    store.search('item', { filter, sort: [{ attribute: 'n' }] }).records.map((r) => r.values['title'] as string | null);
+  const names = async (filter: NonNullable<SearchInput['filter']>): Promise<(string | null)[]> =>
+    (await store.search('item', { filter, sort: [{ attribute: 'n' }] })).records.map((r) => r.values['title'] as string | null);
 
-  it('null in the list means "is null", as eq null does, and nin is the exact complement of in', () => {
-    expect(names({ title: null })).toEqual([null]);
-    expect(names({ title: { in: ['a', null] } })).toEqual([null, 'a']);
-    expect(names({ title: { in: [null] } })).toEqual([null]);
-    expect(names({ title: { nin: ['a', null] } })).toEqual(['b', 'c']);
-    expect(names({ title: { nin: [null] } })).toEqual(['a', 'b', 'c']);
-    expect(names({ n: { in: [1, null] } })).toEqual([null, 'a']);
-    expect(names({ n: { nin: [1, null] } })).toEqual(['b', 'c']);
-    expect(names({ not: { title: { in: ['a', null] } } })).toEqual(['b', 'c']);
-    expect(names({ not: { title: { nin: ['a', null] } } })).toEqual([null, 'a']);
+  it('null in the list means "is null", as eq null does, and nin is the exact complement of in', async () => {
+    expect(await names({ title: null })).toEqual([null]);
+    expect(await names({ title: { in: ['a', null] } })).toEqual([null, 'a']);
+    expect(await names({ title: { in: [null] } })).toEqual([null]);
+    expect(await names({ title: { nin: ['a', null] } })).toEqual(['b', 'c']);
+    expect(await names({ title: { nin: [null] } })).toEqual(['a', 'b', 'c']);
+    expect(await names({ n: { in: [1, null] } })).toEqual([null, 'a']);
+    expect(await names({ n: { nin: [1, null] } })).toEqual(['b', 'c']);
+    expect(await names({ not: { title: { in: ['a', null] } } })).toEqual(['b', 'c']);
+    expect(await names({ not: { title: { nin: ['a', null] } } })).toEqual([null, 'a']);
     // Without null in the list, nin keeps null values, like ne does.
-    expect(names({ title: { nin: ['a'] } })).toEqual([null, 'b', 'c']);
-    expect(names({ title: { ne: 'a' } })).toEqual([null, 'b', 'c']);
-    expect(names({ title: { in: ['a'] } })).toEqual(['a']);
+    expect(await names({ title: { nin: ['a'] } })).toEqual([null, 'b', 'c']);
+    expect(await names({ title: { ne: 'a' } })).toEqual([null, 'b', 'c']);
+    expect(await names({ title: { in: ['a'] } })).toEqual(['a']);
   });
 
-  it('the same on a multi-valued attribute: one element matches, null is no list at all', () => {
-    expect(names({ tags: null })).toEqual([null]);
-    expect(names({ tags: { in: ['red', null] } })).toEqual([null, 'a']);
-    expect(names({ tags: { in: [null] } })).toEqual([null]);
-    expect(names({ tags: { nin: ['blue', null] } })).toEqual(['a']);
-    expect(names({ tags: { nin: [null] } })).toEqual(['a', 'b', 'c']);
-    expect(names({ tags: { nin: ['blue'] } })).toEqual([null, 'a']);
-    expect(names({ tags: { ne: 'blue' } })).toEqual([null, 'a']);
+  it('the same on a multi-valued attribute: one element matches, null is no list at all', async () => {
+    expect(await names({ tags: null })).toEqual([null]);
+    expect(await names({ tags: { in: ['red', null] } })).toEqual([null, 'a']);
+    expect(await names({ tags: { in: [null] } })).toEqual([null]);
+    expect(await names({ tags: { nin: ['blue', null] } })).toEqual(['a']);
+    expect(await names({ tags: { nin: [null] } })).toEqual(['a', 'b', 'c']);
+    expect(await names({ tags: { nin: ['blue'] } })).toEqual([null, 'a']);
+    expect(await names({ tags: { ne: 'blue' } })).toEqual([null, 'a']);
   });
 });
 
 describe('store search: sort order as given', () => {
-  it('a list starting with id sorts by id first, asc and desc', () => {
-    store.bulkCreate('item', ['d', 'a', 'c', 'b', 'e', 'a'].map((title) => ({ title })), actor);
+  it('a list starting with id sorts by id first, asc and desc', async () => {
+    await store.bulkCreate('item', ['d', 'a', 'c', 'b', 'e', 'a'].map((title) => ({ title })), actor);
     for (const direction of ['asc', 'desc'] as const) {
-      const byId = store.search('item', { sort: [{ attribute: 'id', direction }] }).records.map((r) => r.id);
+      const byId = (await store.search('item', { sort: [{ attribute: 'id', direction }] })).records.map((r) => r.id);
       const sorted = [...byId].sort();
       expect(byId).toEqual(direction === 'asc' ? sorted : sorted.reverse());
-      const r = store.search('item', { sort: [{ attribute: 'id', direction }, { attribute: 'title' }] }).records.map((x) => x.id);
+      const r = (await store.search('item', { sort: [{ attribute: 'id', direction }, { attribute: 'title' }] })).records.map((x) => x.id);
       expect(r).toEqual(byId);
     }
   });
 
-  it('keyset pages with id first and id in the middle: every record once, in order, with inserts between pages', () => {
-    const made = store.bulkCreate('item', Array.from({ length: 60 }, (_, i) => ({ title: `t${i % 4}`, n: i % 5 === 0 ? null : i % 3 })), actor);
+  it('keyset pages with id first and id in the middle: every record once, in order, with inserts between pages', async () => {
+    const made = await store.bulkCreate('item', Array.from({ length: 60 }, (_, i) => ({ title: `t${i % 4}`, n: i % 5 === 0 ? null : i % 3 })), actor);
     type Row = { id: string; n: number | null; title: string };
     const cmp = (sort: { attribute: 'id' | 'n' | 'title'; direction?: 'asc' | 'desc' }[]) => (x: Row, y: Row): number => {
       for (const s of sort) {
@@ -216,11 +216,11 @@ describe('store search: sort order as given', () => {
       let cursor: string | undefined;
       let pages = 0;
       do {
-        const page = store.search('item', { sort, limit: 7, ...(cursor ? { cursor } : {}) });
+        const page = await store.search('item', { sort, limit: 7, ...(cursor ? { cursor } : {}) });
         seen.push(...page.records.map((r) => ({ id: r.id, n: r.values['n'] as number | null, title: r.values['title'] as string })));
         cursor = page.nextCursor ?? undefined;
         // Inserts between pages, some sorting before the position reached and some after.
-        if (pages++ < 4) store.bulkCreate('item', [{ title: 't0', n: null }, { title: 't3', n: 2 }], actor);
+        if (pages++ < 4) await store.bulkCreate('item', [{ title: 't0', n: null }, { title: 't3', n: 2 }], actor);
       } while (cursor);
       expect(new Set(seen.map((r) => r.id)).size).toBe(seen.length);
       const original = new Set(made.map((m) => m.id));
@@ -231,8 +231,8 @@ describe('store search: sort order as given', () => {
 });
 
 describe('store search: filter operands are checked against the attribute type', () => {
-  beforeEach(() => {
-    store.createObject(
+  beforeEach(async () => {
+    await store.createObject(
       {
         name: 'event',
         attributes: [
@@ -249,7 +249,7 @@ describe('store search: filter operands are checked against the attribute type',
       },
       { kind: 'runtime' },
     );
-    store.bulkCreate(
+    await store.bulkCreate(
       'event',
       [
         { title: 'A00', at: '2026-06-01T00:00:00Z', amount: 10, count: 1, closed: true, stage: 'lead', tags: ['a'], mail: 'a@x.io', meta: [1, 'k'] },
@@ -261,10 +261,10 @@ describe('store search: filter operands are checked against the attribute type',
   });
 
   const sort = [{ attribute: 'title' as const }];
-  const found = (filter: NonNullable<SearchInput['filter']>): string[] => store.search('event', { filter, sort }).records.map((r) => r.values['title'] as string);
-  function refusal(filter: NonNullable<SearchInput['filter']>): ServiceError {
+  const found = async (filter: NonNullable<SearchInput['filter']>): Promise<string[]> => (await store.search('event', { filter, sort })).records.map((r) => r.values['title'] as string);
+  async function refusal(filter: NonNullable<SearchInput['filter']>): Promise<ServiceError> {
     try {
-      store.search('event', { filter });
+      await store.search('event', { filter });
     } catch (err) {
       if (err instanceof ServiceError) return err;
       throw err;
@@ -272,73 +272,73 @@ describe('store search: filter operands are checked against the attribute type',
     throw new Error(`accepted ${JSON.stringify(filter)}`);
   }
 
-  it('datetimes compare as the stored UTC form, whatever zone and precision the operand is written in', () => {
+  it('datetimes compare as the stored UTC form, whatever zone and precision the operand is written in', async () => {
     // A is stored as 2026-06-01T00:00:00.000Z, B as 2026-06-01T00:00:00.500Z.
-    expect(found({ at: '2026-06-01T00:00:00Z' })).toEqual(['A00']);
-    expect(found({ at: '2026-06-01T00:00:00.000Z' })).toEqual(['A00']);
-    expect(found({ at: '2026-06-01T02:00:00+02:00' })).toEqual(['A00']);
-    expect(found({ at: { in: ['2026-05-31T20:00:00.5-04:00'] } })).toEqual(['B00']);
-    expect(found({ at: { gt: '2026-06-01T00:00:00Z' } })).toEqual(['B00']);
-    expect(found({ at: { gte: '2026-06-01T00:00:00Z' } })).toEqual(['A00', 'B00']);
-    expect(found({ at: { lt: '2026-06-01T02:00:00+02:00' } })).toEqual(['C00']);
-    expect(found({ at: { lte: '2026-05-31T19:00:00.500-05:00' } })).toEqual(['A00', 'B00', 'C00']);
-    expect(refusal({ at: '2026-06-01' }).details.errors?.[0]?.message).toMatch(/"at" must be an ISO 8601 datetime/);
+    expect(await found({ at: '2026-06-01T00:00:00Z' })).toEqual(['A00']);
+    expect(await found({ at: '2026-06-01T00:00:00.000Z' })).toEqual(['A00']);
+    expect(await found({ at: '2026-06-01T02:00:00+02:00' })).toEqual(['A00']);
+    expect(await found({ at: { in: ['2026-05-31T20:00:00.5-04:00'] } })).toEqual(['B00']);
+    expect(await found({ at: { gt: '2026-06-01T00:00:00Z' } })).toEqual(['B00']);
+    expect(await found({ at: { gte: '2026-06-01T00:00:00Z' } })).toEqual(['A00', 'B00']);
+    expect(await found({ at: { lt: '2026-06-01T02:00:00+02:00' } })).toEqual(['C00']);
+    expect(await found({ at: { lte: '2026-05-31T19:00:00.500-05:00' } })).toEqual(['A00', 'B00', 'C00']);
+    expect((await refusal({ at: '2026-06-01' })).details.errors?.[0]?.message).toMatch(/"at" must be an ISO 8601 datetime/);
   });
 
-  it('system datetimes too: created_at written with an offset finds its record', () => {
-    const all = store.search('event', { sort }).records;
+  it('system datetimes too: created_at written with an offset finds its record', async () => {
+    const all = (await store.search('event', { sort })).records;
     const a = all[0]!;
     const withOffset = new Date(Date.parse(a.createdAt) + 3_600_000).toISOString().replace('Z', '+01:00');
     const same = all.filter((r) => r.createdAt === a.createdAt).map((r) => r.values['title']);
     expect(same).toContain('A00');
-    expect(found({ created_at: withOffset })).toEqual(same);
-    expect(refusal({ version: 'one' }).details.errors?.[0]?.path).toEqual(['filter', 'version']);
+    expect(await found({ created_at: withOffset })).toEqual(same);
+    expect((await refusal({ version: 'one' })).details.errors?.[0]?.path).toEqual(['filter', 'version']);
   });
 
-  it('refuses what a record write refuses: "true" for a boolean, "abc" and "5" for a number, a select typo naming the options', () => {
-    expect(found({ closed: true })).toEqual(['A00']);
-    const bool = refusal({ closed: 'true' });
+  it('refuses what a record write refuses: "true" for a boolean, "abc" and "5" for a number, a select typo naming the options', async () => {
+    expect(await found({ closed: true })).toEqual(['A00']);
+    const bool = await refusal({ closed: 'true' });
     expect(bool.code).toBe('SCHEMA_VALIDATION_FAILED');
     expect(bool.message).toBe('the filter on "closed" compares with "true", but "closed" must be true or false');
     expect(bool.details.errors).toEqual([{ path: ['filter', 'closed'], message: bool.message }]);
-    expect(refusal({ amount: { lt: 'abc' } }).details.errors).toEqual([
+    expect((await refusal({ amount: { lt: 'abc' } })).details.errors).toEqual([
       { path: ['filter', 'amount', 'lt'], message: 'the filter on "amount" compares with "abc", but "amount" must be a number' },
     ]);
-    expect(() => store.createRecord('event', { title: 'D00', amount: '5' }, actor)).toThrow(ServiceError);
-    expect(refusal({ amount: '5' }).details.errors?.[0]?.path).toEqual(['filter', 'amount']);
-    expect(refusal({ count: { gte: 1.5 } }).message).toMatch(/"count" must be an integer/);
-    const typo = refusal({ stage: { in: ['lead', 'wonn'] } });
+    await expect(store.createRecord('event', { title: 'D00', amount: '5' }, actor)).rejects.toThrow(ServiceError);
+    expect((await refusal({ amount: '5' })).details.errors?.[0]?.path).toEqual(['filter', 'amount']);
+    expect((await refusal({ count: { gte: 1.5 } })).message).toMatch(/"count" must be an integer/);
+    const typo = await refusal({ stage: { in: ['lead', 'wonn'] } });
     expect(typo.details.errors).toEqual([{ path: ['filter', 'stage', 'in', 1], message: expect.stringContaining('must be one of "lead", "won"') }]);
-    expect(refusal({ tags: 'c' }).message).toMatch(/"tags" must be one of "a", "b"/);
-    expect(refusal({ mail: 'nobody' }).message).toMatch(/"mail" must be an email address/);
+    expect((await refusal({ tags: 'c' })).message).toMatch(/"tags" must be one of "a", "b"/);
+    expect((await refusal({ mail: 'nobody' })).message).toMatch(/"mail" must be an email address/);
   });
 
-  it("ignores the attribute's write constraints: a filter below min or shorter than minLength is fine", () => {
-    expect(found({ amount: { lt: -5 } })).toEqual([]);
-    expect(found({ amount: { gte: -5 } })).toEqual(['A00', 'B00', 'C00']);
-    expect(found({ title: { in: ['A00', 'x'] } })).toEqual(['A00']);
+  it("ignores the attribute's write constraints: a filter below min or shorter than minLength is fine", async () => {
+    expect(await found({ amount: { lt: -5 } })).toEqual([]);
+    expect(await found({ amount: { gte: -5 } })).toEqual(['A00', 'B00', 'C00']);
+    expect(await found({ title: { in: ['A00', 'x'] } })).toEqual(['A00']);
   });
 
-  it('operators apply where they mean something: no order on booleans, selects or lists; text operators on text', () => {
-    expect(refusal({ closed: { gt: false } }).message).toBe('gt does not apply to "closed" (boolean): use eq, ne, in, nin or isNull');
-    expect(refusal({ stage: { lte: 'won' } }).details.errors?.[0]?.path).toEqual(['filter', 'stage', 'lte']);
-    expect(refusal({ meta: { gt: 1 } }).message).toMatch(/^gt does not apply to "meta"/);
-    expect(refusal({ amount: { contains: '1' } }).message).toMatch(/^contains does not apply to "amount" \(number\): contains applies to text attributes/);
-    expect(refusal({ tags: { startsWith: 'a' } }).message).toMatch(/^startsWith does not apply to "tags"/);
-    expect(refusal({ amount: { gt: null } }).message).toMatch(/use isNull/);
+  it('operators apply where they mean something: no order on booleans, selects or lists; text operators on text', async () => {
+    expect((await refusal({ closed: { gt: false } })).message).toBe('gt does not apply to "closed" (boolean): use eq, ne, in, nin or isNull');
+    expect((await refusal({ stage: { lte: 'won' } })).details.errors?.[0]?.path).toEqual(['filter', 'stage', 'lte']);
+    expect((await refusal({ meta: { gt: 1 } })).message).toMatch(/^gt does not apply to "meta"/);
+    expect((await refusal({ amount: { contains: '1' } })).message).toMatch(/^contains does not apply to "amount" \(number\): contains applies to text attributes/);
+    expect((await refusal({ tags: { startsWith: 'a' } })).message).toMatch(/^startsWith does not apply to "tags"/);
+    expect((await refusal({ amount: { gt: null } })).message).toMatch(/use isNull/);
     // Meaningful uses keep working: parts of text, of an email, of an option; list membership.
-    expect(found({ mail: { gte: 'm' } })).toEqual(['B00']);
-    expect(found({ mail: { contains: '@X.' } })).toEqual(['A00', 'B00']);
-    expect(found({ stage: { startsWith: 'wo' } })).toEqual(['B00']);
-    expect(found({ tags: { contains: 'b' } })).toEqual(['B00']);
-    expect(found({ tags: { nin: ['a', null] } })).toEqual(['B00']);
-    expect(found({ meta: 1 })).toEqual(['A00']);
-    expect(found({ meta: { in: ['k', true] } })).toEqual(['A00']);
-    expect(found({ closed: { in: [false, null] } })).toEqual(['B00', 'C00']);
+    expect(await found({ mail: { gte: 'm' } })).toEqual(['B00']);
+    expect(await found({ mail: { contains: '@X.' } })).toEqual(['A00', 'B00']);
+    expect(await found({ stage: { startsWith: 'wo' } })).toEqual(['B00']);
+    expect(await found({ tags: { contains: 'b' } })).toEqual(['B00']);
+    expect(await found({ tags: { nin: ['a', null] } })).toEqual(['B00']);
+    expect(await found({ meta: 1 })).toEqual(['A00']);
+    expect(await found({ meta: { in: ['k', true] } })).toEqual(['A00']);
+    expect(await found({ closed: { in: [false, null] } })).toEqual(['B00', 'C00']);
   });
 
-  it('reports every bad operand with its path, nested ones included', () => {
-    const err = refusal({
+  it('reports every bad operand with its path, nested ones included', async () => {
+    const err = await refusal({
       and: [{ amount: { lt: 'abc' } }, { not: { closed: 'true' } }],
       or: [{ stage: { in: ['lead', 'wonn', 'lost'] } }, { at: { gt: 'yesterday' } }],
       closed: { gt: true },
@@ -354,11 +354,11 @@ describe('store search: filter operands are checked against the attribute type',
     ]);
   });
 
-  it('shape and cursor refusals say what is wrong rather than "Validation failed"', () => {
-    expect(refusal({ nope: 1 }).message).toBe('filter.nope: unknown attribute "nope"');
+  it('shape and cursor refusals say what is wrong rather than "Validation failed"', async () => {
+    expect((await refusal({ nope: 1 })).message).toBe('filter.nope: unknown attribute "nope"');
     let cursorError: unknown;
     try {
-      store.search('event', { cursor: 'garbage' });
+      await store.search('event', { cursor: 'garbage' });
     } catch (err) {
       cursorError = err;
     }

@@ -6,7 +6,7 @@ import { ServiceError } from '../../engine/errors.js';
 import type { Declaration } from '../../engine/model/declaration.js';
 import type { Plan } from '../../engine/plan/types.js';
 import { applyPlan } from '../../engine/store/apply.js';
-import { SqliteStore, openStore } from '../../engine/store/index.js';
+import { SqliteStore } from '../../engine/store/index.js';
 import type { Actor } from '../../engine/store/types.js';
 
 /** The data probe, the plan applier and pushSource over a real database (issue 4). */
@@ -16,7 +16,7 @@ const actor: Actor = { keyId: 'k1', role: 'owner', scopes: null };
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'ss-sync-'));
-  store = openStore({ path: join(dir, 'schemasync.db') }) as SqliteStore;
+  store = new SqliteStore({ path: join(dir, 'schemasync.db') });
 });
 afterEach(() => {
   store.close();

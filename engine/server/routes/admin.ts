@@ -19,14 +19,14 @@ export async function adminRoutes(app: FastifyInstance, { store, authCache }: Ro
       // that its new key inherited the creator's limits rather than being unlimited.
       const scopes = scopesToGrant(actor, request.body.scopes);
       requireWithinRights(actor, { role: request.body.role, scopes });
-      const { key, secret } = store.createKey({ name: request.body.name, role: request.body.role, scopes });
+      const { key, secret } = await store.createKey({ name: request.body.name, role: request.body.role, scopes });
       reply.code(201);
       return ok({ ...key, secret });
     },
   );
 
   app.get('/keys', { schema: s.listKeysSchema, config: { action: 'keys:manage' } }, async () => {
-    const keys = store.listKeys();
+    const keys = await store.listKeys();
     return ok(keys, { nextCursor: null, total: keys.length });
   });
 
@@ -34,11 +34,11 @@ export async function adminRoutes(app: FastifyInstance, { store, authCache }: Ro
     '/keys/:id',
     { schema: s.revokeKeySchema, config: { action: 'keys:manage' } },
     async (request) => {
-      const target = store.listKeys().find((k) => k.id === request.params.id);
+      const target = (await store.listKeys()).find((k) => k.id === request.params.id);
       // Only a key within the caller's own rights (the same rule as create); an unknown id
       // is left to the store's answer.
       if (target) requireWithinRights(actorOf(request), target);
-      store.revokeKey(request.params.id);
+      await store.revokeKey(request.params.id);
       // A revoked key must stop working on the next request (contract.md §3).
       authCache?.clear();
       return ok({ id: request.params.id });
@@ -46,7 +46,7 @@ export async function adminRoutes(app: FastifyInstance, { store, authCache }: Ro
   );
 
   app.get('/views', { schema: s.listViewsSchema, config: { action: 'schema:read' } }, async () => {
-    const views = store.listViews();
+    const views = await store.listViews();
     return ok(views, { nextCursor: null, total: views.length });
   });
 
@@ -54,7 +54,7 @@ export async function adminRoutes(app: FastifyInstance, { store, authCache }: Ro
     '/views/:name',
     { schema: s.getViewSchema, config: { action: 'schema:read' } },
     async (request) => {
-      const view = store.findView(request.params.name);
+      const view = await store.findView(request.params.name);
       // The spec has no view-not-found code; a view is a named schema entity, so the
       // schema's not-found code answers (404 either way).
       if (!view) throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `No view named "${request.params.name}"`);

@@ -1,8 +1,8 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../errors.js';
-import type { DocumentOut, FileOut, FilesApi } from '../../store/files.js';
-import type { Store } from '../../store/types.js';
+import type { DocumentOut, FileOut } from '../../store/files.js';
+import type { FilesApi, Store } from '../../store/types.js';
 import { actorOf, type RouteDeps } from '../context.js';
 import { RequestValidationError, ok } from '../envelope.js';
 import { requirePermission } from '../permissions.js';
@@ -13,7 +13,7 @@ interface UploadParams { objectName: string; recordId: string; attribute: string
 
 function filesOf(store: Store): FilesApi {
   const files = store.files;
-  if (!files || typeof files.getFile !== 'function') {
+  if (!files) {
     throw new ServiceError('CONFIGURATION_REQUIRED', 'This store keeps no files (it was opened without a data folder)');
   }
   return files;
@@ -49,11 +49,11 @@ export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Pr
   });
 
   app.get<{ Params: IdParams }>('/files/:id', { schema: s.getFileSchema, config: read }, async (request) =>
-    ok(filesOf(store).getFile(request.params.id)),
+    ok(await filesOf(store).getFile(request.params.id)),
   );
 
   app.get<{ Params: IdParams }>('/files/:id/content', { schema: s.fileContentSchema, config: { ...read, swaggerTransform: s.fileContentDocs } }, async (request, reply) => {
-    const { file, stream } = filesOf(store).openFile(request.params.id);
+    const { file, stream } = await filesOf(store).openFile(request.params.id);
     reply
       .header('content-type', file.mimeType)
       .header('content-length', String(file.size))
@@ -65,11 +65,11 @@ export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Pr
   });
 
   app.put<{ Params: IdParams; Body: { name: string } }>('/files/:id', { schema: s.renameFileSchema, config: write }, async (request) =>
-    ok(filesOf(store).renameFile(request.params.id, request.body.name, actorOf(request))),
+    ok(await filesOf(store).renameFile(request.params.id, request.body.name, actorOf(request))),
   );
 
   app.delete<{ Params: IdParams }>('/files/:id', { schema: s.deleteFileSchema, config: write }, async (request) =>
-    ok(filesOf(store).deleteFile(request.params.id, actorOf(request))),
+    ok(await filesOf(store).deleteFile(request.params.id, actorOf(request))),
   );
 
   app.post<{ Params: UploadParams }>(
@@ -93,19 +93,19 @@ export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Pr
   );
 
   app.get<{ Params: IdParams }>('/documents/:id', { schema: s.getDocumentSchema, config: read }, async (request) =>
-    ok(filesOf(store).getDocument(request.params.id)),
+    ok(await filesOf(store).getDocument(request.params.id)),
   );
 
   app.patch<{ Params: IdParams; Body: { title: string } }>(
     '/documents/:id',
     { schema: s.patchDocumentSchema, config: write },
-    async (request) => ok(filesOf(store).renameDocument(request.params.id, request.body.title)),
+    async (request) => ok(await filesOf(store).renameDocument(request.params.id, request.body.title)),
   );
 
   app.delete<{ Params: IdParams }>('/documents/:id', { schema: s.deleteDocumentSchema, config: write }, async (request) => {
     const actor = actorOf(request);
     requirePermission(actor, 'records:write');
-    return ok(filesOf(store).deleteDocument(request.params.id, actor));
+    return ok(await filesOf(store).deleteDocument(request.params.id, actor));
   });
 }
 

@@ -24,8 +24,8 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
     '/records/:objectName/bulk-create',
     { schema: s.bulkCreateSchema, config: write },
     async (request, reply) =>
-      withIdempotency(store, request, reply, 201, () => ({
-        records: store.bulkCreate(request.params.objectName, request.body.records, actorOf(request)),
+      withIdempotency(store, request, reply, 201, async (tx) => ({
+        records: await tx.bulkCreate(request.params.objectName, request.body.records, actorOf(request)),
       })),
   );
 
@@ -33,8 +33,8 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
     '/records/:objectName/bulk-update',
     { schema: s.bulkUpdateSchema, config: write },
     async (request, reply) =>
-      withIdempotency(store, request, reply, 200, () => ({
-        records: store.bulkUpdate(request.params.objectName, request.body.records, actorOf(request)),
+      withIdempotency(store, request, reply, 200, async (tx) => ({
+        records: await tx.bulkUpdate(request.params.objectName, request.body.records, actorOf(request)),
       })),
   );
 
@@ -42,7 +42,7 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
     '/records/:objectName/bulk-delete',
     { schema: s.bulkDeleteSchema, config: write },
     async (request, reply) =>
-      withIdempotency(store, request, reply, 200, () => store.bulkDelete(request.params.objectName, request.body.ids)),
+      withIdempotency(store, request, reply, 200, (tx) => tx.bulkDelete(request.params.objectName, request.body.ids)),
   );
 
   app.post<{ Params: ObjectParams; Body: { filter?: Filter; sort?: SortSpec[]; limit?: number; cursor?: string } | undefined }>(
@@ -62,7 +62,7 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
       if (body.sort !== undefined) input.sort = body.sort;
       if (body.limit !== undefined) input.limit = body.limit;
       if (body.cursor !== undefined) input.cursor = body.cursor;
-      const page = store.search(request.params.objectName, input);
+      const page = await store.search(request.params.objectName, input);
       const meta: { nextCursor: string | null; total?: number } = { nextCursor: page.nextCursor };
       if (page.total !== undefined) meta.total = page.total;
       return ok(page.records, meta);
@@ -73,13 +73,13 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
     '/records/:objectName',
     { schema: s.createRecordSchema, config: write },
     async (request, reply) =>
-      withIdempotency(store, request, reply, 201, () =>
-        store.createRecord(request.params.objectName, request.body, actorOf(request)),
+      withIdempotency(store, request, reply, 201, (tx) =>
+        tx.createRecord(request.params.objectName, request.body, actorOf(request)),
       ),
   );
 
   app.get<{ Params: RecordParams }>('/records/:objectName/:id', { schema: s.getRecordSchema, config: read }, async (request, reply) => {
-    const record = store.getRecord(request.params.objectName, request.params.id);
+    const record = await store.getRecord(request.params.objectName, request.params.id);
     reply.header('etag', `"${record.version}"`);
     return ok(record);
   });
@@ -90,13 +90,13 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
     async (request, reply) => {
       // The schema makes if-match required and well-formed (contract.md §3), so this is defined.
       const ifMatch = parseIfMatch(request.headers['if-match']) ?? '*';
-      const record = store.updateRecord(request.params.objectName, request.params.id, request.body, ifMatch, actorOf(request));
+      const record = await store.updateRecord(request.params.objectName, request.params.id, request.body, ifMatch, actorOf(request));
       reply.header('etag', `"${record.version}"`);
       return ok(record);
     },
   );
 
   app.delete<{ Params: RecordParams }>('/records/:objectName/:id', { schema: s.deleteRecordSchema, config: write }, async (request) =>
-    ok(store.deleteRecord(request.params.objectName, request.params.id)),
+    ok(await store.deleteRecord(request.params.objectName, request.params.id)),
   );
 }

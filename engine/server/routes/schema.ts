@@ -20,7 +20,7 @@ function normalise<T extends object>(spec: T): T {
 
 export async function schemaRoutes(app: FastifyInstance, { store }: RouteDeps): Promise<void> {
   app.get('/schema/objects', { schema: s.listObjectsSchema, config: { action: 'schema:read' } }, async () => {
-    const objects = store.listObjects();
+    const objects = await store.listObjects();
     return ok(objects, { nextCursor: null, total: objects.length });
   });
 
@@ -31,22 +31,22 @@ export async function schemaRoutes(app: FastifyInstance, { store }: RouteDeps): 
       const { attributes, ...rest } = request.body;
       const input = attributes ? { ...rest, attributes: attributes.map(normalise) } : rest;
       reply.code(201);
-      return ok(store.createObject(input, RUNTIME));
+      return ok(await store.createObject(input, RUNTIME));
     },
   );
 
   app.get<{ Params: { objectId: string } }>(
     '/schema/objects/:objectId',
     { schema: s.getObjectSchema, config: { action: 'schema:read' } },
-    async (request) => ok(store.requireObject(request.params.objectId)),
+    async (request) => ok(await store.requireObject(request.params.objectId)),
   );
 
   app.delete<{ Params: { objectId: string }; Querystring: { force?: boolean } }>(
     '/schema/objects/:objectId',
     { schema: s.deleteObjectSchema, config: { action: 'schema:write' } },
     async (request) => {
-      const object = store.requireObject(request.params.objectId);
-      store.deleteObject(object.id, { force: request.query.force === true });
+      const object = await store.requireObject(request.params.objectId);
+      await store.deleteObject(object.id, { force: request.query.force === true });
       return ok({ id: object.id });
     },
   );
@@ -55,7 +55,7 @@ export async function schemaRoutes(app: FastifyInstance, { store }: RouteDeps): 
     '/schema/objects/:objectId/attributes',
     { schema: s.addAttributeSchema, config: { action: 'schema:write' } },
     async (request, reply) => {
-      const attribute = store.addAttribute(request.params.objectId, normalise(request.body), RUNTIME);
+      const attribute = await store.addAttribute(request.params.objectId, normalise(request.body), RUNTIME);
       reply.code(201);
       return ok(attribute);
     },
@@ -64,7 +64,7 @@ export async function schemaRoutes(app: FastifyInstance, { store }: RouteDeps): 
   app.put<{ Params: { objectId: string; id: string }; Body: AttributePatch }>(
     '/schema/objects/:objectId/attributes/:id',
     { schema: s.updateAttributeSchema, config: { action: 'schema:write' } },
-    async (request) => ok(store.updateAttribute(request.params.objectId, request.params.id, normalise(request.body))),
+    async (request) => ok(await store.updateAttribute(request.params.objectId, request.params.id, normalise(request.body))),
   );
 
   app.delete<{ Params: { objectId: string; id: string } }>(
@@ -72,9 +72,9 @@ export async function schemaRoutes(app: FastifyInstance, { store }: RouteDeps): 
     { schema: s.deleteAttributeSchema, config: { action: 'schema:write' } },
     async (request) => {
       const { objectId, id } = request.params;
-      const object = store.requireObject(objectId);
+      const object = await store.requireObject(objectId);
       const attr = object.attributes.find((a) => a.id === id || a.name === id);
-      store.deleteAttribute(objectId, id);
+      await store.deleteAttribute(objectId, id);
       return ok({ id: attr?.id ?? id });
     },
   );

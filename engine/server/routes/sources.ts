@@ -22,7 +22,7 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
     { schema: s.getSourceSchema, config: { action: 'schema:read' } },
     async (request) => {
       const { id } = request.params;
-      const source = store.findSource(id);
+      const source = await store.findSource(id);
       if (!source) throw new ServiceError('SCHEMA_SOURCE_NOT_FOUND', `No schema source "${id}"`);
       const ownedBy = (o: { owner: { kind: string; id?: string } }) => o.owner.kind === 'source' && o.owner.id === id;
       return ok({
@@ -30,8 +30,8 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
         version: source.version,
         appliedAt: source.appliedAt,
         declaration: source.declaration,
-        objects: store.listObjects().filter(ownedBy).map((o) => o.name),
-        views: store.listViews().filter(ownedBy).map((v) => v.name),
+        objects: (await store.listObjects()).filter(ownedBy).map((o) => o.name),
+        views: (await store.listViews()).filter(ownedBy).map((v) => v.name),
       });
     },
   );
@@ -61,6 +61,6 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
     if (body.allowDestructive !== undefined) options.allowDestructive = body.allowDestructive;
     const ifMatch = parseIfMatch(request.headers['if-match']);
     if (typeof ifMatch === 'number') options.ifMatch = ifMatch;
-    return ok(store.pushSource(request.params.id, result.value, options));
+    return ok(await store.pushSource(request.params.id, result.value, options));
   });
 }

@@ -1,10 +1,10 @@
-import type { AttributeSpec } from '../model/attribute.js';
-import { sqlIdent } from '../model/names.js';
-import { typeDef } from '../model/types/registry.js';
-import type { SqlValue } from '../model/types/type-def.js';
-import { convertColumnValue } from './convert.js';
-import { indexIdent, tableIdent } from './catalog.js';
-import type { Db } from './db.js';
+import type { AttributeSpec } from '../../model/attribute.js';
+import { sqlIdent } from '../../model/names.js';
+import { typeDef } from '../../model/types/registry.js';
+import type { SqlValue } from '../../model/types/type-def.js';
+import { convertColumnValue } from '../convert.js';
+import { indexIdent, tableIdent } from '../catalog.js';
+import type { Db } from './database.js';
 
 /**
  * DDL for record tables (issue 3: "a real table per object with a column per attribute

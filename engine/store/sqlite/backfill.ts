@@ -1,8 +1,8 @@
-import type { AttributeSpec } from '../model/attribute.js';
-import { sqlIdent } from '../model/names.js';
-import { typeDef } from '../model/types/registry.js';
-import { tableIdent } from './catalog.js';
-import { now, type Db } from './db.js';
+import type { AttributeSpec } from '../../model/attribute.js';
+import { sqlIdent } from '../../model/names.js';
+import { typeDef } from '../../model/types/registry.js';
+import { tableIdent } from '../catalog.js';
+import { now, type Db } from './database.js';
 
 /**
  * An existing attribute that becomes required with a default: its empty values take the

@@ -1,0 +1,149 @@
+import type { Statement } from 'better-sqlite3';
+import type { DbErrorKind, Driver, Executor, Param } from '../port.js';
+import { openDatabase, type Db } from './database.js';
+import { sqliteDialect } from './dialect.js';
+
+/** Prepared record statements kept (LRU); see stmt(). */
+export const STATEMENT_CACHE_SIZE = 200;
+
+/**
+ * The embedded backend's driver over one better-sqlite3 connection.
+ *
+ * better-sqlite3 is synchronous and one connection serves the whole process, so a
+ * transaction left open across an `await` would take in whatever else runs meanwhile
+ * (another request's write would land in it, its reads would see uncommitted rows).
+ * Hence one queue per connection: every store call runs in turn (`serial`), and a
+ * `transaction` holds the queue from BEGIN IMMEDIATE to COMMIT/ROLLBACK, however many
+ * awaits its body takes. Across processes on one data folder BEGIN IMMEDIATE takes the
+ * write lock up front and busy_timeout makes the second writer wait (database.ts).
+ * The queue costs one promise per store call, never one per row.
+ */
+export class SqliteDriver implements Driver {
+  readonly dialect = sqliteDialect;
+  readonly db: Db;
+  private queue: Promise<unknown> = Promise.resolve();
+  private statements = new Map<string, Statement>();
+  private metaStatements = new Map<string, Statement>();
+
+  constructor(path: string) {
+    this.db = openDatabase(path);
+  }
+
+  /** Run `fn` when every call queued before it has finished; calls never overlap. */
+  serial<T>(fn: () => T | Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    return this.serial(async () => {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        const out = await fn(this.direct);
+        this.db.exec('COMMIT');
+        return out;
+      } catch (err) {
+        // A failed COMMIT or a statement error may have ended the transaction already.
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw err;
+      }
+    });
+  }
+
+  /** The executor a transaction body gets: runs at once (the body holds the queue). */
+  private readonly direct: Executor = {
+    all: async <R>(sql: string, params: readonly Param[] = []) => this.prepare(sql).all(...params) as R[],
+    get: async <R>(sql: string, params: readonly Param[] = []) => this.prepare(sql).get(...params) as R | undefined,
+    run: async (sql: string, params: readonly Param[] = []) => ({ changes: this.prepare(sql).run(...params).changes }),
+    exec: async (sql: string) => void this.db.exec(sql),
+  };
+
+  all<R>(sql: string, params: readonly Param[] = []): Promise<R[]> {
+    return this.serial(() => this.direct.all<R>(sql, params));
+  }
+  get<R>(sql: string, params: readonly Param[] = []): Promise<R | undefined> {
+    return this.serial(() => this.direct.get<R>(sql, params));
+  }
+  run(sql: string, params: readonly Param[] = []): Promise<{ changes: number }> {
+    return this.serial(() => this.direct.run(sql, params));
+  }
+  exec(sql: string): Promise<void> {
+    return this.serial(() => this.direct.exec(sql));
+  }
+
+  classify(err: unknown): DbErrorKind {
+    return classifySqliteError(err);
+  }
+
+  async close(): Promise<void> {
+    await this.serial(() => {
+      this.statements.clear();
+      this.metaStatements.clear();
+      if (this.db.open) this.db.close();
+    });
+  }
+
+  /** A statement for SQL whose text may be built from the schema (record tables): LRU-cached. */
+  private prepare(sql: string): Statement {
+    return this.stmt(sql);
+  }
+
+  /**
+   * Statements are cached by SQL text and dropped after any DDL (the cache goes with the
+   * schema). The cache is a bounded LRU: search SQL varies with the filter's shape (an `in`
+   * list of n values is its own text), so an unbounded map grew without end under varied
+   * searches. The record paths (insert, get, update of one shape) stay hot and stay cached.
+   */
+  stmt(sql: string, options: { cache?: boolean } = {}): Statement {
+    const statements = this.statements;
+    let s = statements.get(sql);
+    if (s) {
+      // Most recently used last: Map keeps insertion order, so re-insert on a hit.
+      statements.delete(sql);
+      statements.set(sql, s);
+      return s;
+    }
+    s = this.db.prepare(sql);
+    if (options.cache === false) return s;
+    statements.set(sql, s);
+    if (statements.size > STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+    return s;
+  }
+
+  /** Statements on the `_ss_` tables, whose shape never changes at runtime: prepared once. */
+  meta(sql: string): Statement {
+    let s = this.metaStatements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.metaStatements.set(sql, s);
+    }
+    return s;
+  }
+
+  /** After DDL: record statements are prepared again against the new schema. */
+  clearStatements(): void {
+    this.statements.clear();
+  }
+
+  statementCacheSize(): number {
+    return this.statements.size;
+  }
+}
+
+/**
+ * better-sqlite3's SqliteError codes, read here and nowhere else: the rest of the engine
+ * asks `classify` (engine/store/port.ts DbErrorKind).
+ */
+export function classifySqliteError(err: unknown): DbErrorKind {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return 'other';
+  if (code === 'SQLITE_CONSTRAINT_UNIQUE') return 'unique';
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'busy';
+  // "unable to open database file", "attempt to write a readonly database"
+  if (/^SQLITE_(CANTOPEN|READONLY|PERM|AUTH)/.test(code)) return 'unwritable';
+  return 'other';
+}
