@@ -6,7 +6,7 @@ export * from './model/declaration.js';
 export * from './model/filter.js';
 export * from './model/sizes.js';
 export { TYPES, typeDef, isAttributeType, parseValue, isWidening } from './model/types/registry.js';
-export type { AttributeTypeDef, ColumnType, Parsed, SqlValue } from './model/types/type-def.js';
+export type { AttributeTypeDef, Parsed } from './model/types/type-def.js';
 export * from './model/stored.js';
 export { validateDeclaration, validateAttributeInput, validateObjectName } from './declaration/validate.js';
 export type { Diagnostic, ValidationResult } from './declaration/diagnostic.js';

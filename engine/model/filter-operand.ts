@@ -1,17 +1,17 @@
 import type { AttributeSpec } from './attribute.js';
 import type { FilterOp, Scalar } from './filter.js';
 import { isMultiValued, typeDef } from './types/registry.js';
-import type { SqlValue } from './types/type-def.js';
 
 /**
  * The one check of a filter operand against its attribute (contract.md §3), used by record
  * search (which binds the result) and by view declarations (which report it). An operand is
- * what the column would hold for that value, so a filter compares like with like: datetimes
- * in UTC with milliseconds, booleans as 0/1, select values among the options. Whatever a
+ * the value the attribute would hold (`element`: one element of a list attribute), so a
+ * filter compares like with like once the backend encodes it (datetimes in UTC with
+ * milliseconds, select values among the options). Whatever a
  * record write refuses as a value ("5" for a number) a filter refuses as an operand, but
  * the write constraints (required, unique, min, max, lengths, pattern) do not apply.
  */
-export type Operand = { ok: true; value: SqlValue } | { ok: false; message: string };
+export type Operand = { ok: true; value: unknown; element: boolean } | { ok: false; message: string };
 
 const ORDERING = new Set<FilterOp>(['gt', 'gte', 'lt', 'lte']);
 
@@ -31,18 +31,18 @@ export function filterOperand(spec: AttributeSpec, op: FilterOp, value: Scalar):
   if (ORDERING.has(op)) {
     if (!rule.ordered) return notFor(multi ? 'use eq, ne, in, nin or contains (one element)' : 'use eq, ne, in, nin or isNull');
     if (value === null) return { ok: false, message: `the filter on ${name} compares ${op} with null: use isNull` };
-    if (rule.text) return typeof value === 'string' ? { ok: true, value } : mismatch(name, value, 'must be compared with a string');
+    if (rule.text) return typeof value === 'string' ? { ok: true, value, element: false } : mismatch(name, value, 'must be compared with a string');
   } else if (op === 'contains' || op === 'startsWith') {
-    if (rule.text) return typeof value === 'string' ? { ok: true, value } : mismatch(name, value, 'must be compared with a string');
+    if (rule.text) return typeof value === 'string' ? { ok: true, value, element: false } : mismatch(name, value, 'must be compared with a string');
     if (!(multi && op === 'contains')) return notFor(`${op} applies to text attributes${multi ? ' (contains: also to lists, one element)' : ''}`);
   }
-  if (value === null) return { ok: true, value: null };
+  if (value === null) return { ok: true, value: null, element: false };
   if (rule.operand) {
     const parsed = rule.operand(value, spec);
-    return parsed.ok ? { ok: true, value: parsed.value as SqlValue } : mismatch(name, value, parsed.message);
+    return parsed.ok ? { ok: true, value: parsed.value, element: true } : mismatch(name, value, parsed.message);
   }
   const parsed = def.parse(value, spec);
-  return parsed.ok ? { ok: true, value: def.toColumn(parsed.value, spec) } : mismatch(name, value, parsed.message);
+  return parsed.ok ? { ok: true, value: parsed.value, element: false } : mismatch(name, value, parsed.message);
 }
 
 function mismatch(name: string, value: Scalar, message: string): Operand {

@@ -1,6 +1,6 @@
 import type { AttributeSpec } from '../model/attribute.js';
 import { typeDef } from '../model/types/registry.js';
-import type { SqlValue } from '../model/types/type-def.js';
+import { CODECS, type SqlValue } from './sqlite/codecs.js';
 
 /**
  * One stored value under `from`, as the API value it becomes under `to` (issue 4: type
@@ -9,7 +9,7 @@ import type { SqlValue } from '../model/types/type-def.js';
  */
 export function convertApiValue(column: SqlValue, from: AttributeSpec, to: AttributeSpec): unknown {
   if (column === null) return null;
-  const api = typeDef(from.type).fromColumn(column, from);
+  const api = CODECS[from.type].decode(column, from);
   if (from.type !== to.type) return typeDef(to.type).convertFrom(api);
   // Same type, multiple toggled (relation/document): one id ↔ a list of ids.
   if (to.type === 'relation' || to.type === 'document') {
@@ -26,5 +26,5 @@ export function convertColumnValue(column: SqlValue, from: AttributeSpec, to: At
   if (converted === null) return null;
   const parsed = typeDef(to.type).parse(converted, to);
   if (!parsed.ok) return undefined;
-  return typeDef(to.type).toColumn(parsed.value, to);
+  return CODECS[to.type].encode(parsed.value, to);
 }

@@ -2,7 +2,7 @@ import type { AttributeSpec } from '../model/attribute.js';
 import { sqlIdent } from '../model/names.js';
 import type { StoredObject } from '../model/stored.js';
 import { keepsValue, typeDef } from '../model/types/registry.js';
-import type { SqlValue } from '../model/types/type-def.js';
+import { CODECS, type SqlValue } from './sqlite/codecs.js';
 import { afterBackfill, SAMPLE_IDS, type DataFacts, type Violation, type ViolationRule } from '../plan/facts.js';
 import { specOfStored, tableIdent } from './catalog.js';
 import { convertApiValue } from './convert.js';
@@ -136,10 +136,10 @@ export function violations(db: Db, object: string, current: AttributeSpec, next:
     // a value breaking length/pattern/range/options stays a value: it still counts for lossy and unique
     const parsed = converted === null ? undefined : rules.length === 0 ? def.parse(converted, next) : def.parse(converted, loose);
     if (typeChange && converted !== null) {
-      const api = typeDef(current.type).fromColumn(r.v, current);
+      const api = CODECS[current.type].decode(r.v, current);
       if (!keepsValue(current, next, api, parsed?.ok ? parsed.value : converted)) note('lossy', r.id);
     }
-    if (next.unique && converted !== null) keys.push([String(parsed?.ok ? def.toColumn(parsed.value, next) : r.v), r.id]);
+    if (next.unique && converted !== null) keys.push([String(parsed?.ok ? CODECS[next.type].encode(parsed.value, next) : r.v), r.id]);
   }
   // Duplicates are counted once every empty value is known (stored nulls and values that
   // cannot convert): the one empty value will hold the default, so a stored value equal to
@@ -147,7 +147,7 @@ export function violations(db: Db, object: string, current: AttributeSpec, next:
   const empty = found.get('required');
   if (next.unique && empty && firstEmpty !== undefined && afterBackfill(empty, next) === undefined) {
     const parsed = def.parse(next.default, next);
-    if (parsed.ok) unique(String(def.toColumn(parsed.value, next)), firstEmpty);
+    if (parsed.ok) unique(String(CODECS[next.type].encode(parsed.value, next)), firstEmpty);
   }
   for (const [key, id] of keys) unique(key, id);
   return [...found.values()];

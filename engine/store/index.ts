@@ -6,8 +6,7 @@ import { SYSTEM_SPECS, type AttributePatch, type AttributeSpec } from '../model/
 import type { Declaration } from '../model/declaration.js';
 import { objectNameProblem, quoteName, sqlIdent } from '../model/names.js';
 import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
-import { typeDef } from '../model/types/registry.js';
-import type { SqlValue } from '../model/types/type-def.js';
+import { CODECS, type SqlValue } from './sqlite/codecs.js';
 import { afterBackfill, type DataFacts } from '../plan/facts.js';
 import { violationMessage } from '../plan/messages.js';
 import { applyPlan } from './apply.js';
@@ -445,7 +444,7 @@ export class SqliteStore {
     for (const a of o.attributes) {
       if (a.system) continue;
       const v = row[a.name];
-      values[a.name] = v === null || v === undefined ? null : typeDef(a.type).fromColumn(v, a);
+      values[a.name] = v === null || v === undefined ? null : CODECS[a.type].decode(v, a);
     }
     return { id: row.id, object: o.name, version: row.version, createdAt: row.created_at, updatedAt: row.updated_at, values };
   }

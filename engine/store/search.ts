@@ -4,8 +4,10 @@ import { checkFilter, checkSort, SYSTEM_FILTER_FIELDS, systemFilterSpec, type Fi
 import { filterOperand, operandSpec } from '../model/filter-operand.js';
 import { sqlIdent } from '../model/names.js';
 import type { StoredObject } from '../model/stored.js';
-import type { SqlValue } from '../model/types/type-def.js';
+import { encodeOperand, type SqlValue } from './sqlite/codecs.js';
 import { isMultiValued, tableIdent } from './catalog.js';
+import type { Dialect } from './port.js';
+import { sqliteDialect } from './sqlite/dialect.js';
 import type { SearchInput, SearchPage } from './types.js';
 
 /**
@@ -56,7 +58,10 @@ function fieldsOf(o: StoredObject): Map<string, Field> {
 class Compiler {
   params: SqlValue[] = [];
   errors: FieldError[] = [];
-  constructor(private readonly fields: Map<string, Field>) {}
+  constructor(
+    private readonly fields: Map<string, Field>,
+    private readonly sql: Dialect,
+  ) {}
 
   filter(f: Filter, path: Path): string {
     const parts: string[] = [];
@@ -79,12 +84,12 @@ class Compiler {
   private bind(field: Field, op: FilterOp, v: Scalar, path: Path): string {
     const operand = filterOperand(field.spec, op, v);
     if (!operand.ok) this.errors.push({ path, message: operand.message });
-    return this.param(operand.ok ? operand.value : null);
+    return this.param(operand.ok ? encodeOperand(operand.value, operand.element, field.spec) : null);
   }
 
   private param(v: SqlValue): string {
     this.params.push(v);
-    return '?';
+    return this.sql.placeholder(this.params.length);
   }
 
   private condition(field: Field, cond: Scalar | Record<string, unknown>, path: Path): string {
@@ -98,14 +103,14 @@ class Compiler {
     const c = field.sql;
     const multi = field.multi;
     // Multi-valued attributes (JSON lists) match when one element matches (contract §3 contains).
-    const member = (x: Scalar): string => `EXISTS (SELECT 1 FROM json_each(${c}) WHERE value = ${this.bind(field, op, x, path)})`;
+    const member = (x: Scalar): string => this.sql.listContainsAny(c, [this.bind(field, op, x, path)]);
     switch (op) {
       case 'eq':
         if (v === null) return `${c} IS NULL`;
         return multi ? member(v as Scalar) : `${c} = ${this.bind(field, op, v as Scalar, path)}`;
       case 'ne':
         if (v === null) return `${c} IS NOT NULL`;
-        return multi ? `NOT ${member(v as Scalar)}` : `${c} IS NOT ${this.bind(field, op, v as Scalar, path)}`;
+        return multi ? `NOT ${member(v as Scalar)}` : this.sql.nullSafeDistinct(c, this.bind(field, op, v as Scalar, path));
       case 'gt':
       case 'gte':
       case 'lt':
@@ -129,18 +134,18 @@ class Compiler {
           binds.length === 0
             ? '0'
             : multi
-              ? `EXISTS (SELECT 1 FROM json_each(${c}) WHERE value IN (${binds.join(', ')}))`
+              ? this.sql.listContainsAny(c, binds)
               : `${c} IN (${binds.join(', ')})`;
         if (op === 'in') return orNull ? `(${anyOf} OR ${c} IS NULL)` : anyOf;
         return orNull ? `(${c} IS NOT NULL AND NOT ${anyOf})` : `(${c} IS NULL OR NOT ${anyOf})`;
       }
       case 'contains':
         if (multi) return member(v as string);
-        return `instr(lower(${c}), lower(${this.bind(field, op, v as string, path)})) > 0`;
+        return this.sql.containsText(c, this.bind(field, op, v as string, path));
       case 'startsWith': {
         const prefix = this.bind(field, op, v as string, path);
         // The same prefix again, for the comparison.
-        return `substr(${c}, 1, length(${prefix})) = ${this.param(this.params.at(-1)!)}`;
+        return this.sql.startsWith(c, prefix, this.param(this.params.at(-1)!));
       }
       case 'isNull':
         return v ? `${c} IS NULL` : `${c} IS NOT NULL`;
@@ -192,7 +197,8 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
   const sort = idAt === -1 ? [...given, { attribute: 'id' }] : given.slice(0, idAt + 1);
   const keys = sort.map((s) => ({ name: s.attribute, sql: fields.get(s.attribute)!.sql, desc: s.direction === 'desc' }));
 
-  const compiler = new Compiler(fields);
+  const dialect = sqliteDialect;
+  const compiler = new Compiler(fields, dialect);
   const where = input.filter ? compiler.filter(input.filter, ['filter']) : '1';
   if (compiler.errors.length > 0) throw badRequest(compiler.errors, 'filter values are invalid', true);
   const filterParams = [...compiler.params];
@@ -208,7 +214,7 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
     keys.forEach((k, i) => {
       const eqs: string[] = [];
       for (let j = 0; j < i; j++) {
-        eqs.push(`${keys[j]!.sql} IS ?`);
+        eqs.push(dialect.nullSafeEqual(keys[j]!.sql, '?'));
         afterParams.push(last[j] ?? null);
       }
       const v = last[i] ?? null;
@@ -223,7 +229,7 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
   // A filter with long lists is rarely sent twice in the same shape, and its prepared
   // statement is large: prepared for this call only, so the cache holds the common shapes.
   const cache = { cache: filterParams.length <= CACHED_PARAMS };
-  const order = keys.map((k) => `${k.sql} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
+  const order = keys.map((k) => dialect.orderTerm(k)).join(', ');
   const rows = host.stmt(`SELECT * FROM ${table} WHERE (${where})${after} ORDER BY ${order} LIMIT ?`, cache).all(...filterParams, ...afterParams, limit + 1) as Record<
     string,
     SqlValue

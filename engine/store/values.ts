@@ -2,8 +2,8 @@ import { ServiceError, type FieldError } from '../errors.js';
 import type { AttributeSpec } from '../model/attribute.js';
 import { SYSTEM_ATTRIBUTES } from '../model/names.js';
 import type { StoredObject } from '../model/stored.js';
-import { parseValue, typeDef } from '../model/types/registry.js';
-import type { AttributeTypeDef, SqlValue } from '../model/types/type-def.js';
+import { parseValue } from '../model/types/registry.js';
+import { CODECS, type Codec, type SqlValue } from './sqlite/codecs.js';
 
 /**
  * Record bodies → column values (issue 3 "Records"): every attribute through parseValue,
@@ -41,7 +41,7 @@ const SYSTEM = new Set(SYSTEM_ATTRIBUTES);
 interface Column {
   name: string;
   spec: AttributeSpec;
-  def: AttributeTypeDef;
+  codec: Codec;
 }
 const columnLists = new WeakMap<StoredObject, Column[]>();
 
@@ -50,7 +50,7 @@ function columnsOf(o: StoredObject): Column[] {
   if (!list) {
     list = [];
     for (const spec of shapeOf(o).values()) {
-      list.push({ name: spec.name, spec, def: typeDef(spec.type) });
+      list.push({ name: spec.name, spec, codec: CODECS[spec.type] });
     }
     columnLists.set(o, list);
   }
@@ -114,7 +114,7 @@ export function parseRecordBody(
   const columns = new Array<SqlValue | undefined>(list.length);
   const values: Record<string, unknown> = {};
   for (let i = 0; i < list.length; i++) {
-    const { name, spec, def } = list[i]!;
+    const { name, spec, codec } = list[i]!;
     let raw: unknown;
     if (Object.hasOwn(input, name)) raw = input[name];
     else if (mode === 'create') raw = spec.default;
@@ -127,7 +127,7 @@ export function parseRecordBody(
       continue;
     }
     values[name] = parsed.value;
-    columns[i] = parsed.value === null ? null : def.toColumn(parsed.value, spec);
+    columns[i] = parsed.value === null ? null : codec.encode(parsed.value, spec);
   }
   return { columns, values, errors: errors.length > 0 ? errors : NO_ERRORS };
 }

@@ -8,11 +8,7 @@ export const boolean: AttributeTypeDef = {
   noun: 'true or false',
   fields: {},
   uniqueAllowed: false,
-  column: 'INTEGER',
   parse: (value) => (typeof value === 'boolean' ? ok(value) : fail('must be true or false')),
-  // STRICT tables have no boolean: 0/1, read back as a boolean.
-  toColumn: (value) => (value ? 1 : 0),
-  fromColumn: (value) => (value === null ? null : Number(value) !== 0),
   widensTo: ['text', 'json'],
   convertFrom: (value) => {
     if (typeof value === 'boolean') return value;

@@ -127,12 +127,3 @@ export function parseIds(value: unknown, spec: AttributeSpec, noun: string): Par
   if (typeof value !== 'string' || value.length === 0) return fail(`must be one ${noun} id`);
   return ok(value);
 }
-
-export function idsToColumn(value: unknown, spec: AttributeSpec): string {
-  return spec.multiple ? JSON.stringify(value) : String(value);
-}
-
-export function idsFromColumn(value: unknown, spec: AttributeSpec): unknown {
-  if (value === null) return null;
-  return spec.multiple ? JSON.parse(String(value)) : value;
-}

@@ -20,11 +20,8 @@ export const date: AttributeTypeDef = {
   noun: 'a date (YYYY-MM-DD)',
   fields: {},
   uniqueAllowed: true,
-  column: 'TEXT',
   parse: (value) =>
     typeof value === 'string' && isDate(value) ? ok(value) : fail('must be a date (YYYY-MM-DD, years 0001 to 9999)'),
-  toColumn: (value) => value as string,
-  fromColumn: (value) => value,
   widensTo: ['datetime', 'text', 'json'],
   convertFrom: (value) => {
     const s = stringify(value);

@@ -30,14 +30,11 @@ export const datetime: AttributeTypeDef = {
   noun: NOUN,
   fields: {},
   uniqueAllowed: true,
-  column: 'TEXT',
   parse: (value) => {
     const v = typeof value === 'string' ? normalise(value) : undefined;
     if (v === 'range') return fail(`${RANGE} (got ${JSON.stringify(value)})`);
     return v === undefined ? fail(`must be ${NOUN}`) : ok(v);
   },
-  toColumn: (value) => value as string,
-  fromColumn: (value) => value,
   widensTo: ['text', 'json'],
   convertFrom: (value) => {
     const s = stringify(value);

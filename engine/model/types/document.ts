@@ -1,5 +1,5 @@
 import { SIZE_PATTERN_SOURCE } from '../sizes.js';
-import { idsFromColumn, idsToColumn, parseIds } from './checks.js';
+import { parseIds } from './checks.js';
 import type { AttributeTypeDef } from './type-def.js';
 
 export const document: AttributeTypeDef = {
@@ -22,11 +22,8 @@ export const document: AttributeTypeDef = {
     multiple: { type: 'boolean', description: 'More than one file; false is the single-file rule.' },
   },
   uniqueAllowed: false,
-  column: 'TEXT',
   // Document existence, accepts and sizes are checked by the store against the files.
   parse: (value, spec) => parseIds(value, spec, 'document'),
-  toColumn: idsToColumn,
-  fromColumn: idsFromColumn,
   widensTo: [],
   convertFrom: () => undefined,
   filter: { ordered: false, text: false, operand: (value, spec) => parseIds(value, { ...spec, multiple: false }, 'document') },

@@ -12,10 +12,7 @@ export const email: AttributeTypeDef = {
   noun: 'an email address',
   fields: LENGTH_FIELDS,
   uniqueAllowed: true,
-  column: 'TEXT',
   parse: (value, spec) => parseString(value, spec, 'an email address', isEmail),
-  toColumn: (value) => value as string,
-  fromColumn: (value) => value,
   widensTo: ['text'],
   convertFrom: (value) => {
     const s = stringify(value);

@@ -7,13 +7,10 @@ export const integer: AttributeTypeDef = {
   noun: 'an integer',
   fields: RANGE_FIELDS,
   uniqueAllowed: true,
-  column: 'INTEGER',
   parse: (value, spec) =>
     typeof value === 'number' && Number.isSafeInteger(value)
       ? checkRange(value, spec)
       : fail('must be an integer'),
-  toColumn: (value) => value as number,
-  fromColumn: (value) => (value === null ? null : Number(value)),
   widensTo: ['number', 'text', 'json'],
   convertFrom: (value) => {
     const n = toNumber(value);

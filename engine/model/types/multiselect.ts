@@ -8,7 +8,6 @@ export const multiselect: AttributeTypeDef = {
   fields: OPTIONS_FIELD,
   requiredFields: ['options'],
   uniqueAllowed: false,
-  column: 'TEXT',
   parse: (value, spec) => {
     const options = spec.options ?? [];
     const allowed = `a list of ${options.map((o) => JSON.stringify(o)).join(', ')}`;
@@ -18,8 +17,6 @@ export const multiselect: AttributeTypeDef = {
     if (new Set(value).size !== value.length) return fail('must not list the same option twice');
     return ok(value);
   },
-  toColumn: (value) => JSON.stringify(value),
-  fromColumn: (value) => (value === null ? null : JSON.parse(String(value))),
   widensTo: ['json'],
   convertFrom: (value) => {
     if (Array.isArray(value)) return value;

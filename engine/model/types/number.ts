@@ -13,11 +13,8 @@ export const number: AttributeTypeDef = {
   noun: 'a number',
   fields: RANGE_FIELDS,
   uniqueAllowed: true,
-  column: 'REAL',
   parse: (value, spec) =>
     typeof value === 'number' && Number.isFinite(value) ? checkRange(value, spec) : fail('must be a number'),
-  toColumn: (value) => value as number,
-  fromColumn: (value) => (value === null ? null : Number(value)),
   widensTo: ['text', 'json'],
   convertFrom: toNumber,
   filter: { ordered: true, text: false },

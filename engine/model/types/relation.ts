@@ -1,4 +1,4 @@
-import { idsFromColumn, idsToColumn, parseIds } from './checks.js';
+import { parseIds } from './checks.js';
 import type { AttributeTypeDef } from './type-def.js';
 
 export const relation: AttributeTypeDef = {
@@ -10,11 +10,8 @@ export const relation: AttributeTypeDef = {
   },
   requiredFields: ['target'],
   uniqueAllowed: true,
-  column: 'TEXT',
   // That the ids exist in the target object is checked by the store (it needs the data).
   parse: (value, spec) => parseIds(value, spec, 'record'),
-  toColumn: idsToColumn,
-  fromColumn: idsFromColumn,
   widensTo: [],
   convertFrom: () => undefined,
   // Ids are random: no order. With `multiple` the operand is one of the ids.

@@ -7,14 +7,11 @@ export const select: AttributeTypeDef = {
   fields: OPTIONS_FIELD,
   requiredFields: ['options'],
   uniqueAllowed: true,
-  column: 'TEXT',
   parse: (value, spec) => {
     const options = spec.options ?? [];
     if (typeof value === 'string' && options.includes(value)) return ok(value);
     return fail(`must be one of ${options.map((o) => JSON.stringify(o)).join(', ')}`);
   },
-  toColumn: (value) => value as string,
-  fromColumn: (value) => value,
   widensTo: ['text', 'multiselect', 'json'],
   // Whether the converted value is one of the new options is checked by parse().
   convertFrom: (value) => (Array.isArray(value) ? (value.length === 1 ? value[0] : undefined) : stringify(value)),

@@ -1,9 +1,5 @@
 import type { AttributeSpec, AttributeType } from '../attribute.js';
 
-/** The STRICT-table column types the store may use. */
-export type ColumnType = 'TEXT' | 'INTEGER' | 'REAL' | 'ANY';
-export type SqlValue = string | number | bigint | null;
-
 /**
  * `code` names a refusal the spec gives its own error code instead of
  * SCHEMA_VALIDATION_FAILED (a list for a single-file document → DOCUMENT_MULTIPLE_NOT_ALLOWED);
@@ -16,8 +12,10 @@ export type JsonSchema = Record<string, unknown>;
 
 /**
  * One attribute type: the only place its rules live (architecture.md "The attribute-type
- * registry"). Declaration validation, record validation, the planner and the DDL all read
- * this; adding a type is one file plus one line in registry.ts.
+ * registry"). Declaration validation, record validation and the planner read this; how a
+ * value is stored is each backend's codec (engine/store/sqlite/codecs.ts). Adding a type is
+ * this file plus one line in registry.ts and one codec per backend (a missing one fails to
+ * compile).
  */
 export interface AttributeTypeDef {
   type: AttributeType;
@@ -29,17 +27,12 @@ export interface AttributeTypeDef {
   requiredFields?: readonly string[];
   /** Whether `unique: true` makes sense for this type. */
   uniqueAllowed: boolean;
-  column: ColumnType;
   /**
    * Check a non-null value against the type and the attribute's constraints and return
    * it normalised (datetimes to UTC ISO, for instance). Relation existence and
    * uniqueness need the store and are checked there.
    */
   parse(value: unknown, spec: AttributeSpec): Parsed;
-  /** Value → column value (parse()d values only). */
-  toColumn(value: unknown, spec: AttributeSpec): SqlValue;
-  /** Column value → API value. */
-  fromColumn(value: SqlValue, spec: AttributeSpec): unknown;
   /** Types every value of this type converts to without loss (select → text …). */
   widensTo: readonly AttributeType[];
   /**

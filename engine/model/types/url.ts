@@ -17,13 +17,10 @@ export const url: AttributeTypeDef = {
   noun: 'an http(s) URL',
   fields: LENGTH_FIELDS,
   uniqueAllowed: true,
-  column: 'TEXT',
   parse: (value, spec) =>
     typeof value === 'string' && hasStrayCharacters(value)
       ? fail(`must be an http(s) URL with no whitespace around it and no control characters (got ${JSON.stringify(truncate(value))})`)
       : parseString(value, spec, 'an http(s) URL', isUrl),
-  toColumn: (value) => value as string,
-  fromColumn: (value) => value,
   widensTo: ['text'],
   convertFrom: (value) => {
     const s = stringify(value);

@@ -2,6 +2,7 @@ import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
 import { typeDef } from '../../model/types/registry.js';
 import { tableIdent } from '../catalog.js';
+import { CODECS } from './codecs.js';
 import { now, type Db } from './database.js';
 
 /**
@@ -18,7 +19,7 @@ export function backfillDefault(db: Db, object: string, spec: AttributeSpec): vo
   const col = sqlIdent(spec.name);
   // a filled record is a changed record: its version moves so a client's stale if-match is refused
   db.prepare(`UPDATE ${tableIdent(object)} SET ${col} = ?, version = version + 1, updated_at = ? WHERE ${col} IS NULL`).run(
-    def.toColumn(parsed.value, spec),
+    CODECS[spec.type].encode(parsed.value, spec),
     now(),
   );
 }

@@ -1,7 +1,6 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
-import { typeDef } from '../../model/types/registry.js';
-import type { SqlValue } from '../../model/types/type-def.js';
+import { CODECS, type SqlValue } from './codecs.js';
 import { convertColumnValue } from '../convert.js';
 import { indexIdent, tableIdent } from '../catalog.js';
 import type { Db } from './database.js';
@@ -13,7 +12,7 @@ import type { Db } from './database.js';
  */
 
 export function createRecordTable(db: Db, object: string, attributes: readonly AttributeSpec[]): void {
-  const cols = attributes.map((a) => `${sqlIdent(a.name)} ${typeDef(a.type).column}`);
+  const cols = attributes.map((a) => `${sqlIdent(a.name)} ${CODECS[a.type].column}`);
   db.exec(
     `CREATE TABLE ${tableIdent(object)} (id TEXT PRIMARY KEY, version INTEGER NOT NULL, created_at TEXT NOT NULL, ` +
       `updated_at TEXT NOT NULL, created_by TEXT${cols.map((c) => `, ${c}`).join('')}) STRICT`,
@@ -29,7 +28,7 @@ export function renameRecordTable(db: Db, from: string, to: string): void {
 }
 
 export function addColumn(db: Db, object: string, spec: AttributeSpec): void {
-  db.exec(`ALTER TABLE ${tableIdent(object)} ADD COLUMN ${sqlIdent(spec.name)} ${typeDef(spec.type).column}`);
+  db.exec(`ALTER TABLE ${tableIdent(object)} ADD COLUMN ${sqlIdent(spec.name)} ${CODECS[spec.type].column}`);
 }
 
 export function dropColumn(db: Db, object: string, attributeId: string, name: string): void {
@@ -77,7 +76,7 @@ export function rebuildColumn(db: Db, object: string, attributeId: string, from:
   const columns = db.prepare('SELECT name, type, "notnull" AS nn, dflt_value AS dflt, pk FROM pragma_table_info(?) ORDER BY cid').all(tableName) as TableColumn[];
   if (!columns.some((c) => c.name === from.name)) throw new Error(`column ${from.name} of ${tableName} is not stored`);
   const defs = columns.map((c) => {
-    const type = c.name === from.name ? typeDef(to.type).column : c.type;
+    const type = c.name === from.name ? CODECS[to.type].column : c.type;
     if (!COLUMN_TYPES.has(type)) throw new Error(`unexpected column type ${type} in ${tableName}`);
     // Record tables carry no column defaults (createRecordTable, addColumn): one would be lost here.
     if (c.dflt !== null) throw new Error(`unexpected default on ${tableName}.${c.name}`);
