@@ -45,7 +45,7 @@ export interface AttributeTypeDef {
 }
 
 /**
- * A filter operand is parsed like a value (parse + toColumn) but without the attribute's
+ * A filter operand is parsed like a value (parse; the backend encodes it) but without the attribute's
  * write constraints: `{ amount: { lt: -5 } }` is a fine filter even with `min: 0`.
  */
 export interface FilterRule {
