@@ -1,5 +1,5 @@
 import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
-import type { Declaration } from '../model/declaration.js';
+import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Owner } from '../model/stored.js';
 import type { FilesEngine, UploadInput } from './files.js';
 import type { SqliteStore } from './index.js';
@@ -90,6 +90,9 @@ export class QueuedStore implements Store {
 
   listViews = () => this.run(() => this.core.listViews());
   findView = (name: string) => this.run(() => this.core.findView(name));
+  putView = (name: string, decl: ViewDecl) => this.run(() => this.core.putView(name, decl));
+  deleteView = (name: string) => this.run(() => this.core.deleteView(name));
+  runView = (name: string, page: { limit?: number; cursor?: string }) => this.run(() => this.core.runView(name, page));
   findSource = (id: string) => this.run(() => this.core.findSource(id));
   pushSource = (id: string, declaration: Declaration, options: PushOptions) => this.run(() => this.core.pushSource(id, declaration, options));
 }

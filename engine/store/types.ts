@@ -1,5 +1,5 @@
 import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
-import type { Declaration } from '../model/declaration.js';
+import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
 import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
 import type { AllowDestructive, Plan } from '../plan/types.js';
@@ -158,6 +158,11 @@ export interface Store {
   // --- views and sources
   listViews(): Promise<StoredView[]>;
   findView(name: string): Promise<StoredView | undefined>;
+  /** A runtime view (contract §3): checked like a declared view; a source's view → 409 SCHEMA_DUPLICATE. */
+  putView(name: string, decl: ViewDecl): Promise<StoredView>;
+  deleteView(name: string): Promise<void>;
+  /** GET /views/:name/records: the view's filter and sort, keyset pages, values cut to its columns. */
+  runView(name: string, page: { limit?: number; cursor?: string }): Promise<SearchPage & { view: StoredView }>;
   findSource(id: string): Promise<StoredSource | undefined>;
 
   /**
