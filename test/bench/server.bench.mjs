@@ -26,11 +26,11 @@ async function serve(kind, dir) {
     const { createServer } = await import('../../dist/engine/server/app.js');
     const { openStore } = await import('../../dist/engine/store/index.js');
     const store = openStore({ path: join(dir, 'schemasync.db') });
-    store.createObject(
+    await store.createObject(
       { name: 'item', attributes: [{ name: 'name', type: 'text', required: true }, { name: 'qty', type: 'integer', min: 0 }] },
       { kind: 'runtime' },
     );
-    const { secret } = store.createKey({ name: 'bench', role: 'owner', scopes: null });
+    const { secret } = await store.createKey({ name: 'bench', role: 'owner', scopes: null });
     const app = await createServer({ store, rateLimit: false, logger: false });
     await app.listen({ host: '127.0.0.1', port: 0 });
     port = app.server.address().port;

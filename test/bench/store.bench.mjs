@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createServer } from '../../dist/engine/server/app.js';
-import { openStore } from '../../dist/engine/store/index.js';
+import { SqliteStore, openStore } from '../../dist/engine/store/index.js';
 
 const actor = { keyId: 'bench', role: 'owner', scopes: null };
 const dir = mkdtempSync(join(tmpdir(), 'ss-bench-store-'));
@@ -76,23 +76,23 @@ try {
     raw.db.close();
 
     const direct = openStore({ path: join(dir, `direct-${round}.db`), filesDir: false });
-    direct.createObject({ name: 'deal', attributes }, { kind: 'runtime' });
+    await direct.createObject({ name: 'deal', attributes }, { kind: 'runtime' });
     const parsedRows = JSON.parse(body).records; // as a request hands them over
     t = performance.now();
-    direct.bulkCreate('deal', parsedRows, actor);
+    await direct.bulkCreate('deal', parsedRows, actor);
     bulk.store.push(performance.now() - t);
-    if (direct.countRecords('deal') !== N) throw new Error(`expected ${N} records, found ${direct.countRecords('deal')}`);
-    direct.close();
+    if ((await direct.search('deal', { limit: 1 })).total !== N) throw new Error(`expected ${N} records, found ${(await direct.search('deal', { limit: 1 })).total}`);
+    await direct.close();
 
     const store = openStore({ path: join(dir, `store-${round}.db`), filesDir: false });
-    store.createObject({ name: 'deal', attributes }, { kind: 'runtime' });
-    const { secret } = store.createKey({ name: 'bench', role: 'owner', scopes: null });
+    await store.createObject({ name: 'deal', attributes }, { kind: 'runtime' });
+    const { secret } = await store.createKey({ name: 'bench', role: 'owner', scopes: null });
     const app = await createServer({ store, rateLimit: false, logger: false });
     await app.listen({ host: '127.0.0.1', port: 0 });
     bulk.http.push(await post(`http://127.0.0.1:${app.server.address().port}/v1/records/deal/bulk-create`, body, { authorization: `Bearer ${secret}` }));
-    if (store.countRecords('deal') !== N) throw new Error(`expected ${N} records, found ${store.countRecords('deal')}`);
+    if ((await store.search('deal', { limit: 1 })).total !== N) throw new Error(`expected ${N} records, found ${(await store.search('deal', { limit: 1 })).total}`);
     await app.close();
-    store.close();
+    await store.close();
 
     const bareDb = rawDb(join(dir, `bare-${round}.db`));
     const bare = Fastify({ bodyLimit: 8 * 1024 * 1024 });
@@ -118,10 +118,10 @@ try {
 
   // --- 2. 100k records, search on an indexed attribute
   const big = openStore({ path: join(dir, 'big.db'), filesDir: false });
-  big.createObject({ name: 'deal', attributes }, { kind: 'runtime' });
+  await big.createObject({ name: 'deal', attributes }, { kind: 'runtime' });
   const M = 100_000;
   let t = performance.now();
-  for (let b = 0; b < M / 1000; b++) big.bulkCreate('deal', Array.from({ length: 1000 }, (_, i) => row(b * 1000 + i)), actor);
+  for (let b = 0; b < M / 1000; b++) await big.bulkCreate('deal', Array.from({ length: 1000 }, (_, i) => row(b * 1000 + i)), actor);
   console.log(`loaded ${M} records in ${((performance.now() - t) / 1000).toFixed(2)} s`);
   global.gc?.();
   console.log(`RSS after loading ${M} records: ${(process.memoryUsage().rss / 1024 / 1024).toFixed(0)} MB`);
@@ -130,22 +130,25 @@ try {
   for (let i = 0; i < 500; i++) {
     const code = `C-${(i * 7919) % M}`;
     t = performance.now();
-    const page = big.search('deal', { filter: { code } });
+    const page = await big.search('deal', { filter: { code } });
     times.push(performance.now() - t);
     if (page.records.length !== 1) throw new Error(`expected one hit for ${code}`);
   }
   const rangeTimes = [];
   for (let i = 0; i < 200; i++) {
     t = performance.now();
-    big.search('deal', { filter: { code: { in: [`C-${i}`, `C-${i + 1}`, `C-${i + 2}`] } }, sort: [{ attribute: 'code' }], limit: 50 });
+    await big.search('deal', { filter: { code: { in: [`C-${i}`, `C-${i + 1}`, `C-${i + 2}`] } }, sort: [{ attribute: 'code' }], limit: 50 });
     rangeTimes.push(performance.now() - t);
   }
   console.log(`search ${M} records, equality on the indexed attribute: p50 ${median(times).toFixed(3)} ms (target < 10 ms)`);
   console.log(`search ${M} records, in-list on the indexed attribute, sorted: p50 ${median(rangeTimes).toFixed(3)} ms`);
   t = performance.now();
-  const v = big.facts().violations('deal', 'title', { name: 'title', type: 'text', maxLength: 5 });
+  // The data probe is the synchronous core's (the planner reads it inside a push).
+  const core = new SqliteStore({ path: join(dir, 'big.db'), filesDir: false });
+  const v = core.facts().violations('deal', 'title', { name: 'title', type: 'text', maxLength: 5 });
+  core.close();
   console.log(`data probe over ${M} records (maxLength check): ${(performance.now() - t).toFixed(0)} ms, ${v[0]?.count ?? 0} violations`);
-  big.close();
+  await big.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
