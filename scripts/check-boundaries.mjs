@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // The layering rules of architecture.md that the type checker cannot see:
-// engine/ never imports cli/; routes never contain SQL; the CLI reaches a server only
-// through the SDK (never the store directly, except `serve`/`dev`, which host one).
+// engine/ never imports cli/; no SQL outside a store backend (engine/store/<backend>/);
+// no row cast `as { n: number }` (decode it); no engine/ file over ~400 lines; the CLI
+// reaches a server only through the SDK (never the store directly, except `serve`/`dev`,
+// which host one).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -23,6 +25,34 @@ for (const file of files('engine')) {
     problems.push(`${file}: routes must not contain SQL; call the store`);
   }
 }
+// SQL lives only in a backend folder (architecture.md "The backend port").
+const BACKENDS = /^engine\/store\/(sqlite|postgres)\//;
+const SQL = /\b(SELECT\s.+\sFROM|INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM|CREATE\s+(UNIQUE\s+)?(TABLE|INDEX)|ALTER\s+TABLE|DROP\s+(TABLE|INDEX)|PRAGMA\s)/;
+const ROW_CAST = /as \{ \w+: number \}\)\.\w+/;
+const MAX_LINES = 400;
+// Files still over the line limit, each waiting for its split (issue 14); reported on
+// every run so the list cannot be forgotten, and refused once a file is back under.
+const OVERSIZED = new Map([
+  ['engine/store/sqlite/core.ts', 'split into catalog / records / sources modules'],
+  ['engine/store/sqlite/files.ts', 'split files from documents'],
+]);
+const warnings = [];
+for (const file of files('engine')) {
+  const rel = relative(root, join(root, file));
+  const src = readFileSync(join(root, file), 'utf8');
+  if (!BACKENDS.test(rel)) {
+    src.split('\n').forEach((line, i) => {
+      if (SQL.test(line)) problems.push(`${rel}:${i + 1}: SQL outside engine/store/<backend>/: ${line.trim().slice(0, 80)}`);
+    });
+  }
+  if (ROW_CAST.test(src)) problems.push(`${rel}: a row cast \`as { n: number }\`: decode the column (engine/store/sqlite/rows.ts)`);
+  const lines = src.split('\n').length;
+  const pending = OVERSIZED.get(rel);
+  if (lines > MAX_LINES && pending === undefined) problems.push(`${rel}: ${lines} lines (over ${MAX_LINES}): split it by concept`);
+  else if (lines > MAX_LINES) warnings.push(`${rel}: ${lines} lines, over ${MAX_LINES} — pending: ${pending}`);
+  else if (pending !== undefined) problems.push(`${rel}: now ${lines} lines: take it off OVERSIZED in scripts/check-boundaries.mjs`);
+}
+if (warnings.length) console.warn(`⚠ files over ${MAX_LINES} lines:\n  ${warnings.join('\n  ')}`);
 const hosts = new Set(['cli/commands/serve.ts', 'cli/commands/dev.ts']);
 for (const file of files('cli')) {
   if (hosts.has(relative(root, join(root, file)))) continue;

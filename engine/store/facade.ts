@@ -1,8 +1,8 @@
 import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Owner } from '../model/stored.js';
-import type { FilesEngine, UploadInput } from './files.js';
-import type { SqliteStore } from './index.js';
+import type { FilesEngine, UploadInput } from './sqlite/files.js';
+import type { SqliteStore } from './sqlite/core.js';
 import type { SqliteDriver } from './sqlite/driver.js';
 import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, IdempotentAnswer, PushOptions, Scope, SearchInput, Store } from './types.js';
 

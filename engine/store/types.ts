@@ -5,7 +5,7 @@ import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, Sto
 import type { AllowDestructive, Plan } from '../plan/types.js';
 import type { Readable } from 'node:stream';
 import type { DocumentOut, FileOut } from '../model/stored.js';
-import type { UploadInput } from './files.js';
+import type { UploadInput } from './sqlite/files.js';
 
 export const BUILTIN_ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 export type BuiltinRole = (typeof BUILTIN_ROLES)[number];

@@ -9,7 +9,7 @@ import { ServiceError } from '../../engine/errors.js';
 import type { AttributeSpec } from '../../engine/model/attribute.js';
 import type { RecordOut, StoredObject } from '../../engine/model/stored.js';
 import { BlobStore } from '../../engine/store/blobs.js';
-import { FilesEngine } from '../../engine/store/files.js';
+import { FilesEngine } from '../../engine/store/sqlite/files.js';
 import type { Store } from '../../engine/store/types.js';
 import { fakeStore } from './fake-store.js';
 import { expectError, startTestServer, type TestServer } from './helpers.js';

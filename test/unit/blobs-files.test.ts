@@ -8,7 +8,7 @@ import { ServiceError } from '../../engine/errors.js';
 import type { AttributeSpec } from '../../engine/model/attribute.js';
 import type { RecordOut, StoredObject } from '../../engine/model/stored.js';
 import { BlobStore } from '../../engine/store/blobs.js';
-import { FilesEngine, cleanFileName, mimeAccepted, type RecordPort } from '../../engine/store/files.js';
+import { FilesEngine, cleanFileName, mimeAccepted, type RecordPort } from '../../engine/store/sqlite/files.js';
 import type { Actor } from '../../engine/store/types.js';
 
 /**

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../engine/errors.js';
 import type { Declaration } from '../../engine/model/declaration.js';
 import type { Plan } from '../../engine/plan/types.js';
-import { applyPlan } from '../../engine/store/apply.js';
+import { applyPlan } from '../../engine/store/sqlite/apply.js';
 import { SqliteStore } from '../../engine/store/index.js';
 import type { Actor } from '../../engine/store/types.js';
 

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ViewDecl } from '../../model/declaration.js';
-import { viewNotFound } from '../../store/views.js';
-import { requireKeyRole } from '../../store/keys.js';
+import { requireKeyRole, viewNotFound } from '../../store/index.js';
 import type { Scope } from '../../store/types.js';
 import { actorOf, type RouteDeps } from '../context.js';
 import { ok } from '../envelope.js';

@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../errors.js';
-import type { DocumentOut, FileOut } from '../../store/files.js';
+import type { DocumentOut, FileOut } from '../../model/stored.js';
 import type { FilesApi, Store } from '../../store/types.js';
 import { actorOf, type RouteDeps } from '../context.js';
 import { RequestValidationError, ok } from '../envelope.js';

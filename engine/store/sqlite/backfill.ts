@@ -1,7 +1,7 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
 import { typeDef } from '../../model/types/registry.js';
-import { tableIdent } from '../catalog.js';
+import { tableIdent } from './catalog.js';
 import { CODECS } from './codecs.js';
 import { now, type Db } from './database.js';
 

@@ -1,8 +1,8 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
 import { CODECS, type SqlValue } from './codecs.js';
-import { convertColumnValue } from '../convert.js';
-import { indexIdent, tableIdent } from '../catalog.js';
+import { convertColumnValue } from './convert.js';
+import { indexIdent, tableIdent } from './catalog.js';
 import type { Db } from './database.js';
 
 /**

@@ -1,10 +1,10 @@
-import { ServiceError } from '../errors.js';
-import type { Declaration } from '../model/declaration.js';
-import { sameJson } from '../model/same-json.js';
-import { planPush, refusal } from '../plan/index.js';
-import { now } from './sqlite/database.js';
-import type { SqliteStore } from './index.js';
-import type { PushOptions, PushResult } from './types.js';
+import { ServiceError } from '../../errors.js';
+import type { Declaration } from '../../model/declaration.js';
+import { sameJson } from '../../model/same-json.js';
+import { planPush, refusal } from '../../plan/index.js';
+import { now } from './database.js';
+import type { SqliteStore } from './core.js';
+import type { PushOptions, PushResult } from '../types.js';
 
 /**
  * PUT /schema/sources/:id (contract.md §3): plan with the pure planner, refuse by the

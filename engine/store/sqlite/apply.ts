@@ -1,12 +1,12 @@
-import type { AttributeSpec } from '../model/attribute.js';
-import type { Declaration, ViewDecl } from '../model/declaration.js';
-import type { Owner } from '../model/stored.js';
-import { specOf } from '../plan/attributes.js';
-import type { Plan, Step, StepAction } from '../plan/types.js';
+import type { AttributeSpec } from '../../model/attribute.js';
+import type { Declaration, ViewDecl } from '../../model/declaration.js';
+import type { Owner } from '../../model/stored.js';
+import { specOf } from '../../plan/attributes.js';
+import type { Plan, Step, StepAction } from '../../plan/types.js';
 import { specOfStored } from './catalog.js';
-import { now } from './sqlite/database.js';
-import { renameRecordTable } from './sqlite/ddl.js';
-import type { SqliteStore } from './index.js';
+import { now } from './database.js';
+import { renameRecordTable } from './ddl.js';
+import type { SqliteStore } from './core.js';
 
 /**
  * The plan applier (issue 4): one function per step action, `Record<StepAction, …>` so a

@@ -1,9 +1,9 @@
-import { ServiceError, type FieldError } from '../errors.js';
-import type { AttributeSpec } from '../model/attribute.js';
-import { SYSTEM_ATTRIBUTES } from '../model/names.js';
-import type { StoredObject } from '../model/stored.js';
-import { parseValue } from '../model/types/registry.js';
-import { CODECS, type Codec, type SqlValue } from './sqlite/codecs.js';
+import { ServiceError, type FieldError } from '../../errors.js';
+import type { AttributeSpec } from '../../model/attribute.js';
+import { SYSTEM_ATTRIBUTES } from '../../model/names.js';
+import type { StoredObject } from '../../model/stored.js';
+import { parseValue } from '../../model/types/registry.js';
+import { CODECS, type Codec, type SqlValue } from './codecs.js';
 
 /**
  * Record bodies → column values (issue 3 "Records"): every attribute through parseValue,

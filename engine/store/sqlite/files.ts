@@ -1,13 +1,14 @@
+import { intColumn } from './rows.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { ServiceError, type FieldError } from '../errors.js';
-import { DEFAULT_MAX_FILE_SIZE, type AttributeSpec } from '../model/attribute.js';
-import { cleanFileName, fileNameProblem, titleProblem } from '../model/file-names.js';
-import type { DocumentOut, FileOut, RecordOut, StoredObject } from '../model/stored.js';
-import type { BlobStore } from './blobs.js';
-import { writeTransaction } from './sqlite/database.js';
-import type { Actor } from './types.js';
+import { ServiceError, type FieldError } from '../../errors.js';
+import { DEFAULT_MAX_FILE_SIZE, type AttributeSpec } from '../../model/attribute.js';
+import { cleanFileName, fileNameProblem, titleProblem } from '../../model/file-names.js';
+import type { DocumentOut, FileOut, RecordOut, StoredObject } from '../../model/stored.js';
+import type { BlobStore } from '../blobs.js';
+import { writeTransaction } from './database.js';
+import type { Actor } from '../types.js';
 
 /**
  * Files and documents (contract.md §3 "Files and documents", issue 5).
@@ -28,7 +29,7 @@ import type { Actor } from './types.js';
  */
 export type Db = BetterSqlite3.Database;
 
-export type { FileOut, DocumentOut } from '../model/stored.js';
+export type { FileOut, DocumentOut } from '../../model/stored.js';
 
 /** The few record operations files need; the SQLite store implements them (engine/store). */
 export interface RecordPort {
@@ -527,7 +528,7 @@ export class FilesEngine {
     const count = this.db.prepare('SELECT COUNT(*) AS n FROM _ss_files WHERE sha256 = ?');
     for (const sha of [...this.releaseCandidates]) {
       this.releaseCandidates.delete(sha);
-      const referenced = (count.get(sha) as { n: number }).n > 0 || (this.inFlight.get(sha) ?? 0) > 0;
+      const referenced = intColumn(count.get(sha), 'n') > 0 || (this.inFlight.get(sha) ?? 0) > 0;
       this.blobs.release(sha, referenced);
     }
   }
@@ -566,7 +567,7 @@ export class FilesEngine {
       const row = get.get(id) as { file_id: string } | undefined;
       if (!row) continue;
       del.run(id);
-      if ((users.get(row.file_id) as { n: number }).n === 0) {
+      if (intColumn(users.get(row.file_id), 'n') === 0) {
         const f = file.get(row.file_id) as { sha256: string } | undefined;
         delFile.run(row.file_id);
         if (f) this.releaseCandidates.add(f.sha256);

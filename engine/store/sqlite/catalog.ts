@@ -1,9 +1,9 @@
-import type { AttributeSpec } from '../model/attribute.js';
-import { sqlIdent } from '../model/names.js';
-import type { Owner, OwnerKind, StoredAttribute, StoredObject, StoredView } from '../model/stored.js';
-import type { ViewDecl } from '../model/declaration.js';
+import type { AttributeSpec } from '../../model/attribute.js';
+import { sqlIdent } from '../../model/names.js';
+import type { Owner, OwnerKind, StoredAttribute, StoredObject, StoredView } from '../../model/stored.js';
+import type { ViewDecl } from '../../model/declaration.js';
 import type { Statement } from 'better-sqlite3';
-import type { Db } from './sqlite/database.js';
+import type { Db } from './database.js';
 
 /**
  * Reading the meta layer into the shared model types (engine/model/stored.ts). The store
@@ -132,4 +132,4 @@ export function indexIdent(attributeId: string): string {
 }
 
 /** Defined with the types (search filters need it too); re-exported for the store. */
-export { isMultiValued } from '../model/types/registry.js';
+export { isMultiValued } from '../../model/types/registry.js';

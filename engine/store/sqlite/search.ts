@@ -1,14 +1,15 @@
-import { ServiceError, type FieldError } from '../errors.js';
-import type { AttributeSpec } from '../model/attribute.js';
-import { checkFilter, checkSort, SYSTEM_FILTER_FIELDS, systemFilterSpec, type Filter, type FilterOp, type Scalar, type SortSpec } from '../model/filter.js';
-import { filterOperand, operandSpec } from '../model/filter-operand.js';
-import { sqlIdent } from '../model/names.js';
-import type { StoredObject } from '../model/stored.js';
-import { encodeOperand, type SqlValue } from './sqlite/codecs.js';
+import { intColumn } from './rows.js';
+import { ServiceError, type FieldError } from '../../errors.js';
+import type { AttributeSpec } from '../../model/attribute.js';
+import { checkFilter, checkSort, SYSTEM_FILTER_FIELDS, systemFilterSpec, type Filter, type FilterOp, type Scalar, type SortSpec } from '../../model/filter.js';
+import { filterOperand, operandSpec } from '../../model/filter-operand.js';
+import { sqlIdent } from '../../model/names.js';
+import type { StoredObject } from '../../model/stored.js';
+import { encodeOperand, type SqlValue } from './codecs.js';
 import { isMultiValued, tableIdent } from './catalog.js';
-import type { Dialect } from './port.js';
-import { sqliteDialect } from './sqlite/dialect.js';
-import type { SearchInput, SearchPage } from './types.js';
+import type { Dialect } from '../port.js';
+import { sqliteDialect } from './dialect.js';
+import type { SearchInput, SearchPage } from '../types.js';
 
 /**
  * Record search (contract.md §3): the filter grammar checked by engine/model/filter.ts,
@@ -241,6 +242,6 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
     more && lastRow
       ? Buffer.from(JSON.stringify(keys.map((k) => lastRow[k.name] ?? null))).toString('base64url')
       : null;
-  const total = (host.stmt(`SELECT COUNT(*) AS n FROM ${table} WHERE (${where})`, cache).get(...filterParams) as { n: number }).n;
+  const total = intColumn(host.stmt(`SELECT COUNT(*) AS n FROM ${table} WHERE (${where})`, cache).get(...filterParams), 'n');
   return { records: page.map((r) => host.toRecord(o, r as never)), nextCursor, total };
 }

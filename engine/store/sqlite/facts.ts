@@ -1,12 +1,13 @@
-import type { AttributeSpec } from '../model/attribute.js';
-import { sqlIdent } from '../model/names.js';
-import type { StoredObject } from '../model/stored.js';
-import { keepsValue, typeDef } from '../model/types/registry.js';
-import { CODECS, type SqlValue } from './sqlite/codecs.js';
-import { afterBackfill, SAMPLE_IDS, type DataFacts, type Violation, type ViolationRule } from '../plan/facts.js';
+import { intColumn } from './rows.js';
+import type { AttributeSpec } from '../../model/attribute.js';
+import { sqlIdent } from '../../model/names.js';
+import type { StoredObject } from '../../model/stored.js';
+import { keepsValue, typeDef } from '../../model/types/registry.js';
+import { CODECS, type SqlValue } from './codecs.js';
+import { afterBackfill, SAMPLE_IDS, type DataFacts, type Violation, type ViolationRule } from '../../plan/facts.js';
 import { specOfStored, tableIdent } from './catalog.js';
 import { convertApiValue } from './convert.js';
-import type { Db } from './sqlite/database.js';
+import type { Db } from './database.js';
 
 /**
  * engine/plan/facts.ts over SQLite: counts in SQL, violations by reading the column and
@@ -14,7 +15,7 @@ import type { Db } from './sqlite/database.js';
  * and the planner refuse exactly the same data.
  */
 export function sqlFacts(db: Db, objects: () => Map<string, StoredObject>): DataFacts {
-  const count = (sql: string): number => (db.prepare(sql).get() as { n: number }).n;
+  const count = (sql: string): number => intColumn(db.prepare(sql).get(), 'n');
   return {
     recordCount(object) {
       if (!objects().has(object)) return 0;
@@ -37,7 +38,7 @@ export function sqlFacts(db: Db, objects: () => Map<string, StoredObject>): Data
       // the documents table exists only on stores opened with files (engine/store/files.ts)
       const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_ss_documents'").get() !== undefined;
       if (!hasTable) return 0;
-      return (db.prepare('SELECT COUNT(*) AS n FROM _ss_documents WHERE object = ? AND attribute = ?').get(object, attribute) as { n: number }).n;
+      return intColumn(db.prepare('SELECT COUNT(*) AS n FROM _ss_documents WHERE object = ? AND attribute = ?').get(object, attribute), 'n');
     },
     recordSample(object) {
       if (!objects().has(object)) return [];

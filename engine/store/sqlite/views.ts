@@ -1,13 +1,13 @@
-import { closest } from '../declaration/suggest.js';
-import { validateDeclaration } from '../declaration/validate.js';
-import { ServiceError, type FieldError } from '../errors.js';
-import type { AttributeDecl, ViewDecl } from '../model/declaration.js';
-import { quoteName } from '../model/names.js';
-import type { StoredObject, StoredView } from '../model/stored.js';
-import { renameViewAttribute, viewAttributes } from '../model/view-refs.js';
-import { storedSpec } from '../plan/attributes.js';
+import { closest } from '../../declaration/suggest.js';
+import { validateDeclaration } from '../../declaration/validate.js';
+import { ServiceError, type FieldError } from '../../errors.js';
+import type { AttributeDecl, ViewDecl } from '../../model/declaration.js';
+import { quoteName } from '../../model/names.js';
+import type { StoredObject, StoredView } from '../../model/stored.js';
+import { renameViewAttribute, viewAttributes } from '../../model/view-refs.js';
+import { storedSpec } from '../../plan/attributes.js';
 import { loadViews } from './catalog.js';
-import { now, type Db } from './sqlite/database.js';
+import { now, type Db } from './database.js';
 
 /**
  * Views at runtime (contract.md §3 "Roles, keys, views"): PUT|DELETE /views/:name for

@@ -1,6 +1,6 @@
-import type { AttributeSpec } from '../model/attribute.js';
-import { typeDef } from '../model/types/registry.js';
-import { CODECS, type SqlValue } from './sqlite/codecs.js';
+import type { AttributeSpec } from '../../model/attribute.js';
+import { typeDef } from '../../model/types/registry.js';
+import { CODECS, type SqlValue } from './codecs.js';
 
 /**
  * One stored value under `from`, as the API value it becomes under `to` (issue 4: type

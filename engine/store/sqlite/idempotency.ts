@@ -1,6 +1,6 @@
-import { ServiceError } from '../errors.js';
-import type { Db } from './sqlite/database.js';
-import type { IdempotentAnswer } from './types.js';
+import { ServiceError } from '../../errors.js';
+import type { Db } from './database.js';
+import type { IdempotentAnswer } from '../types.js';
 
 /** contract.md §3: a key replays its first answer for 24 hours; another body under it → 409. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

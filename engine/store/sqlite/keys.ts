@@ -1,7 +1,8 @@
+import { intColumn } from './rows.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ServiceError } from '../errors.js';
-import { now, writeTransaction, type Db } from './sqlite/database.js';
-import { BUILTIN_ROLES, SCOPES, type Actor, type KeyOut, type Scope } from './types.js';
+import { ServiceError } from '../../errors.js';
+import { now, writeTransaction, type Db } from './database.js';
+import { BUILTIN_ROLES, SCOPES, type Actor, type KeyOut, type Scope } from '../types.js';
 
 /**
  * API keys (issue 3 "Auth"): the secret is `ssk_<keyId>_<32 random bytes base64url>`, shown
@@ -115,6 +116,6 @@ export class Keys {
   }
 
   countActive(): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM _ss_keys WHERE revoked_at IS NULL').get() as { n: number }).n;
+    return intColumn(this.db.prepare('SELECT COUNT(*) AS n FROM _ss_keys WHERE revoked_at IS NULL').get(), 'n');
   }
 }
