@@ -2,11 +2,11 @@
 // the change visible on GET /v1/schema/objects/:id, against one direct dry-run plan +
 // push of the same kind of change through the SDK, measured in the same run on the same
 // server. Targets: median < 150 ms, p95 < 300 ms.
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SchemaClient } from '../../dist/engine/sdk/index.js';
+import { startDev } from './dev-server.mjs';
 
 const EDITS = 50;
 const POLL_MS = 2;
@@ -28,22 +28,7 @@ const yamlOf = (n) =>
   `objects:\n  bench:\n    attributes:\n      title: { type: text }\n${Array.from({ length: n }, (_, i) => `      f${i + 1}: { type: integer }\n`).join('')}`;
 writeFileSync(benchFile, yamlOf(0));
 
-const child = spawn(process.execPath, [join(root, 'bin/schemasync'), 'dev', '--port', '0', '--no-rate-limit'], {
-  cwd: dir,
-  env: { ...process.env, NO_COLOR: '1' },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-let out = '';
-child.stdout.on('data', (b) => (out += b));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitOut(re) {
-  for (let i = 0; i < 3000; i++) {
-    const m = out.match(re);
-    if (m) return m;
-    await sleep(10);
-  }
-  throw new Error(`timed out waiting for ${re}\n${out}`);
-}
+const { sleep, waitOut, stop } = startDev(root, dir);
 
 try {
   const baseUrl = (await waitOut(/server on (http:\/\/\S+\/v1)/))[1];
@@ -92,7 +77,6 @@ try {
   console.log(`ratio watch/direct   median ${(wMed / dMed).toFixed(1)}×  (the debounce is most of the difference)`);
   console.log(`targets ${wMed < 150 && wP95 < 300 ? 'met' : 'NOT met'}`);
 } finally {
-  child.kill('SIGINT');
-  await new Promise((r) => child.on('exit', r));
+  await stop();
   rmSync(dir, { recursive: true, force: true });
 }

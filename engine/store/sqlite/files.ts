@@ -252,15 +252,24 @@ export class FilesEngine {
   /** POST /files: stream to disk under the server cap (413 PAYLOAD_TOO_LARGE), then one row. */
   async uploadFile(input: UploadInput, actor: Actor): Promise<FileOut> {
     const written = await this.writeBytes(input.stream, { maxBytes: this.maxUploadBytes, tooLargeCode: 'PAYLOAD_TOO_LARGE' });
-    try {
+    return this.afterBytes(written.sha256, async () => {
       await input.untilBodyEnds?.();
-      return await this.serial(() => writeTransaction(this.db, () => this.insertFile(written, input, actor)));
+      return this.serial(() => writeTransaction(this.db, () => this.insertFile(written, input, actor)));
+    });
+  }
+
+  /**
+   * The database part of an upload whose bytes are on disk. Refused after the bytes landed:
+   * they go unless another row shares them.
+   */
+  private async afterBytes<T>(sha256: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
     } catch (err) {
-      // Refused after the bytes landed: they go unless another row shares them.
-      this.releaseCandidates.add(written.sha256);
+      this.releaseCandidates.add(sha256);
       throw err;
     } finally {
-      this.doneWriting(written.sha256);
+      this.doneWriting(sha256);
       this.flushReleases();
     }
   }
@@ -369,7 +378,7 @@ export class FilesEngine {
       tooLargeCode: 'DOCUMENT_FILE_TOO_LARGE',
       tooLargeMessage: `${target.object}.${target.attribute} accepts files up to ${sizeWords(max)}`,
     });
-    try {
+    return this.afterBytes(written.sha256, async () => {
       const late = await input.untilBodyEnds?.();
       checkTitle(late?.title);
       const doc = await this.serial(() => writeTransaction(this.db, () => {
@@ -387,13 +396,7 @@ export class FilesEngine {
         return this.getDocument(id);
       }));
       return doc;
-    } catch (err) {
-      this.releaseCandidates.add(written.sha256);
-      throw err;
-    } finally {
-      this.doneWriting(written.sha256);
-      this.flushReleases();
-    }
+    });
   }
 
   // ------------------------------------------------ hooks the record store calls

@@ -3,11 +3,11 @@
 // current tree and for the baseline commit in turn; both are driven through the same public
 // surface (store, server, CLI), awaiting every store call so the same code times the old
 // synchronous store and the new asynchronous one.
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { startDev } from '../dev-server.mjs';
 
 const [checkout, name] = process.argv.slice(2);
 const load = (rel) => import(pathToFileURL(join(checkout, 'dist', rel)).href);
@@ -123,18 +123,7 @@ const cases = {
     mkdirSync(join(dir, 'schema'));
     const yamlOf = (n) => `objects:\n  bench:\n    attributes:\n      title: { type: text }\n${Array.from({ length: n }, (_, i) => `      f${i + 1}: { type: integer }\n`).join('')}`;
     writeFileSync(join(dir, 'schema', 'bench.yaml'), yamlOf(0));
-    const child = spawn(process.execPath, [join(checkout, 'bin/schemasync'), 'dev', '--port', '0', '--no-rate-limit'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (b) => (out += b));
-    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-    const waitOut = async (re) => {
-      for (let i = 0; i < 3000; i++) {
-        const m = out.match(re);
-        if (m) return m;
-        await sleep(10);
-      }
-      throw new Error(`timed out waiting for ${re}\n${out}`);
-    };
+    const { sleep, waitOut, stop } = startDev(checkout, dir);
     try {
       const base = (await waitOut(/server on (http:\/\/\S+\/v1)/))[1];
       await waitOut(/✓ synced crm/);
@@ -153,8 +142,7 @@ const cases = {
       }
       return { value: median(times), unit: 'ms', better: 'lower' };
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      await stop('SIGTERM');
       rmSync(dir, { recursive: true, force: true });
     }
   },
