@@ -558,6 +558,8 @@ export class SqliteStore {
     let uniqueHit = false;
     try {
       return this.tx(() => {
+        // Invariant (relation existence): checked inside the write transaction that inserts,
+        // so a target deleted meanwhile is seen (see writeUpdates for what a backend owes).
         if (hasStoredRules(attrs, ['relations'])) {
           const stored = this.checkStoredRules(o, rows(), ['relations']);
           // Every bad attribute is reported (contract.md §3, unique included): once the batch
@@ -634,6 +636,9 @@ export class SqliteStore {
       const before = rows.map((r, i) => {
         const item = bulk ? `records[${i}]` : undefined;
         const row = this.requireRow(o, r.id, item);
+        // Invariant (if-match): the version is read and the row written in one write
+        // transaction, so no other write can move it in between (BEGIN IMMEDIATE here; on a
+        // backend with concurrent writers, SELECT … FOR UPDATE or SERIALIZABLE, port.ts).
         if (r.ifMatch !== '*' && r.ifMatch !== row.version) {
           throw new ServiceError('SCHEMA_CONFLICT', `${item ? `${item}: ` : ''}Record ${r.id} is at version ${row.version}, not ${r.ifMatch}; read it again and retry`, {
             fix: 'GET the record for its current version (etag) and send that in if-match',
@@ -641,6 +646,11 @@ export class SqliteStore {
         }
         return row;
       });
+      // Invariants (relation existence, batch unique): the rows checked here are the rows the
+      // writes meet, because the check and the writes share one write transaction and no
+      // other writer runs meanwhile (BEGIN IMMEDIATE); the unique indexes back the check up.
+      // A backend with concurrent writers must also lock the target rows (FOR KEY SHARE) or
+      // run SERIALIZABLE, and rely on its unique index for values (port.ts).
       const stored = this.checkStoredRules(o, rows);
       if (stored.length > 0) throw validationFailed(stored);
       const t = now();

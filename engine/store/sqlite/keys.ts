@@ -78,6 +78,12 @@ export class Keys {
     return (this.db.prepare('SELECT * FROM _ss_keys ORDER BY created_at, id').all() as KeyRow[]).map(toKey);
   }
 
+  /**
+   * Invariant (last owner key): the check of the other owner keys and the revocation are one
+   * write transaction, so two revocations sent at once cannot each see the other's key still
+   * active. Here BEGIN IMMEDIATE serialises them (one writer per file); a backend with
+   * concurrent writers must read the owner keys under a lock or SERIALIZABLE (port.ts).
+   */
   revoke(id: string): void {
     writeTransaction(this.db, () => {
       const key = this.get(id);
