@@ -5,7 +5,7 @@ import { requireKeyRole } from '../../store/keys.js';
 import type { Scope } from '../../store/types.js';
 import { actorOf, type RouteDeps } from '../context.js';
 import { ok } from '../envelope.js';
-import { requireWithinRights, scopesToGrant } from '../permissions.js';
+import { requirePermission, requireWithinRights, scopesToGrant } from '../permissions.js';
 import * as s from '../schemas/admin.js';
 
 /** Keys and views (contract.md §3 "Roles, keys, views"). */
@@ -15,7 +15,7 @@ export async function adminRoutes(app: FastifyInstance, { store, authCache }: Ro
     { schema: s.createKeySchema, config: { action: 'keys:manage' } },
     async (request, reply) => {
       const actor = actorOf(request);
-      requireKeyRole(request.body.role);
+      requireKeyRole(request.body.role, (name) => store.findRole(name) !== undefined);
       // The answer carries the scopes actually stored, so a caller who asked for none sees
       // that its new key inherited the creator's limits rather than being unlimited.
       const scopes = scopesToGrant(actor, request.body.scopes);
@@ -81,6 +81,10 @@ export async function adminRoutes(app: FastifyInstance, { store, authCache }: Ro
     '/views/:name/records',
     { schema: s.runViewSchema, config: { action: 'records:read' } },
     async (request) => {
+      const view = store.findView(request.params.name);
+      if (!view) throw viewNotFound(request.params.name);
+      // A custom role reads records per object: the view's object decides.
+      requirePermission(actorOf(request), 'records:read', { object: view.object, record: 'read' });
       const { limit, cursor } = request.query;
       const page = store.runView(request.params.name, { ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) });
       return ok(page.records, { nextCursor: page.nextCursor, ...(page.total !== undefined ? { total: page.total } : {}) });
