@@ -179,10 +179,14 @@ program
 
 program
   .command('roles')
-  .description('roles: create|list|update|delete')
-  .argument('<action>')
-  .argument('[rest...]')
-  .action(action(notYet('roles')));
+  .description('roles: list | get <name> | create <name> --allow deal:read,create [--schema read] | update <name> … | delete <name>')
+  .argument('<action>', 'list, get, create, update or delete')
+  .argument('[name]', 'the role name')
+  .option('--allow <object:actions>', 'create/update: record actions on an object (or *), repeatable', (v: string, prev: string[] = []) => [...prev, v])
+  .option('--schema <access>', 'create/update: none, read or write')
+  .option('--label <text>', 'create/update: a label')
+  .option('--data <json>', 'create/update: the whole role as JSON (flags override its fields)')
+  .action(action(() => import('./commands/roles.js'), {}));
 
 program
   .command('views')

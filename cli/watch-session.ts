@@ -225,6 +225,10 @@ const NOUN: Record<StepAction, { sign: '+' | '~' | '-'; noun: string }> = {
   drop_object: { sign: '-', noun: 'object' },
   drop_attribute: { sign: '-', noun: 'attribute' },
   drop_view: { sign: '-', noun: 'view' },
+  create_role: { sign: '+', noun: 'role' },
+  change_role: { sign: '~', noun: 'change' },
+  rename_role: { sign: '~', noun: 'rename' },
+  drop_role: { sign: '-', noun: 'role' },
 };
 
 /** `+1 attribute ~1 change` (issue 6: what changed, in one line). */
