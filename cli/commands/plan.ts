@@ -40,7 +40,13 @@ function forDiff(d: Declaration): string {
   }
   const views: Record<string, unknown> = {};
   for (const name of Object.keys(d.views ?? {}).sort()) views[name] = d.views[name];
-  return stringify({ objects, views });
+  if (!d.roles || Object.keys(d.roles).length === 0) return stringify({ objects, views });
+  const roles: Record<string, unknown> = {};
+  for (const name of Object.keys(d.roles).sort()) {
+    const { renamedFrom: _r, ...rest } = d.roles[name]!;
+    roles[name] = { ...rest, schema: rest.schema ?? 'none' };
+  }
+  return stringify({ objects, views, roles });
 }
 
 export function exitCodeFor(plan: Plan, detailed: boolean): number {

@@ -105,7 +105,8 @@ export const run: CommandRun<PullOptions> = async (ctx) => {
   } else {
     const source = sourceOf(configPath);
     if (!source) throw new CliError(`No source id: ${relative(ctx.cwd, configPath)} is missing or has no "source".`, { hint: 'Run `schemasync init`, or pull runtime objects with --runtime.' });
-    const roles = (await client.roles.list()).filter((r) => !r.builtIn) as StoredRole[];
+    // GET /roles answers built-ins too, and a `keys`/`builtIn` pair that is not part of a declaration.
+    const roles: StoredRole[] = (await client.roles.list()).filter((r) => !r.builtIn && r.owner).map(({ builtIn: _b, keys: _k, owner, ...r }) => ({ ...r, owner: owner! }));
     declaration = sourceDeclaration(await client.schema.listObjects(), await client.views.list(), source, roles);
   }
 
