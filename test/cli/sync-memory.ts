@@ -98,6 +98,9 @@ export function memoryStore(): Store {
     requireObject: (n) => obj(n),
     listViews: () => views,
     findView: (n) => views.find((v) => v.name === n),
+    // no custom roles here (see the role handlers above)
+    listRoles: () => [],
+    findRole: () => undefined,
     findSource: (id) => sources.get(id),
     facts: () => new MemoryFacts(objects, rows),
     createRecord(object, values): RecordOut {
