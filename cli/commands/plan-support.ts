@@ -3,7 +3,7 @@ import { relative } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { displayPath, loadProjectSync, sortDiagnostics, type ProjectLoadResult } from '../../engine/declaration/load.js';
 import { locate } from '../../engine/declaration/locate.js';
-import { closest } from '../../engine/declaration/suggest.js';
+import { didYouMean, unknownAllowTargets } from '../../engine/plan/policy.js';
 import type { Declaration } from '../../engine/model/declaration.js';
 import type { Plan } from '../../engine/plan/types.js';
 import type { CommandContext } from '../context.js';
@@ -113,25 +113,11 @@ export function parseAllow(v: unknown): boolean | string[] | undefined {
   return undefined;
 }
 
-/**
- * Every `--allow-destructive` target must name something the push could touch: an object or
- * `object.attribute` the files declare, or a step of the plan (a drop names what the files
- * no longer declare). A typo (`deal.amout`) would otherwise approve nothing while the user
- * believes the loss approved — and would silently approve it once the name exists.
- */
+/** `sync --allow-destructive` with a target that names nothing is refused before any push (engine/plan/policy.ts). */
 export function checkAllowTargets(allow: boolean | string[] | undefined, declaration: Declaration, plan: Plan): void {
-  if (!Array.isArray(allow)) return;
-  const known = new Set<string>(plan.steps.map((s) => s.target));
-  for (const [name, object] of Object.entries(declaration.objects ?? {})) {
-    known.add(name);
-    for (const attribute of Object.keys(object.attributes ?? {})) known.add(`${name}.${attribute}`);
-  }
-  const unknown = allow.filter((t) => !known.has(t));
+  const unknown = unknownAllowTargets(allow, declaration, plan);
   if (unknown.length === 0) return;
-  const guesses = unknown.map((t) => [t, closest(t, known)] as const).filter(([, g]) => g !== undefined);
-  throw new CliError(`--allow-destructive names ${unknown.map((t) => `"${t}"`).join(', ')}, which the declaration and the plan do not know; nothing was sent to the instance.`, {
-    hint: guesses.length > 0
-      ? guesses.map(([t, g]) => `"${t}": did you mean "${g}"?`).join(' ')
-      : 'Name objects or attributes as `object` or `object.attribute` (see `schemasync plan`).',
+  throw new CliError(`--allow-destructive names ${unknown.map((u) => `"${u.target}"`).join(', ')}, which the declaration and the plan do not know; nothing was sent to the instance.`, {
+    hint: didYouMean(unknown) ?? 'Name objects or attributes as `object` or `object.attribute` (see `schemasync plan`).',
   });
 }

@@ -118,6 +118,28 @@ describe('against a local server', () => {
     expect(ok.code, ok.err).toBe(0);
   });
 
+  it('dev with a mistyped --allow-destructive target: the held-back loss says which target matched nothing, and the near miss', async () => {
+    const project = tempProject({ 'deal.yaml': DEAL });
+    try {
+      const dev = start(['dev', '--port', '0', '--no-rate-limit', '--allow-destructive', 'deal.amout'], project);
+      servers.push(dev);
+      await dev.waitFor(/synced crm v1/, 'the first sync');
+      const creds = JSON.parse(readFileSync(join(project, '.schemasync', 'credentials.json'), 'utf8')) as { baseUrl: string; apiKey: string };
+      const created = await fetch(`${creds.baseUrl}/records/deal`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${creds.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 't', amount: 5 }),
+      });
+      expect(created.status).toBe(201);
+      writeFileSync(join(project, 'schema', 'deal.yaml'), DEAL.replace(/ {6}amount:.*\n/, ''));
+      await dev.waitFor(/held back/, 'the held-back line');
+      const m = await dev.waitFor(/^ *note: --allow-destructive names deal\.amout, .*$/m, 'the note');
+      expect(m[0]).toContain('"deal.amout": did you mean "deal.amount"?');
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  });
+
   it('a 429 from a local server hints --no-rate-limit', async () => {
     const limited = await serve([]);
     const key = keyOf(servers.length - 1);
