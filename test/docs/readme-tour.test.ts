@@ -25,10 +25,12 @@ const note = (text: string): void => {
 let server: ChildProcess | undefined;
 let shell: ChildProcess | undefined;
 afterAll(async () => {
-  for (const child of [shell, server]) {
+  // Each is the leader of a process group this test started (bash; npm, sh and node).
+  // The dev loop stops on Ctrl-C (SIGINT) as a user stops it; the shell on SIGTERM.
+  for (const [child, signal] of [[shell, 'SIGTERM'], [server, 'SIGINT']] as const) {
     if (child?.pid !== undefined && child.exitCode === null) {
       const gone = new Promise((r) => child.once('exit', r));
-      process.kill(-child.pid, 'SIGINT'); // the group this test started: npm, sh, node
+      process.kill(-child.pid, signal);
       await gone;
     }
   }
