@@ -76,6 +76,15 @@ export function can(actor: Actor, action: Action, target: ActionTarget = {}): bo
   return customAllows(actor.grants ?? NO_GRANTS, action, target);
 }
 
+/**
+ * What a push to a source needs (contract.md §3 role table): a dry run writes nothing, so
+ * schema read is enough (a member or viewer key, a `schema:read` key can plan in CI); a
+ * real push changes the schema, so it needs schema write.
+ */
+export function pushAction(dryRun: boolean): Action {
+  return dryRun ? 'schema:read' : 'schema:write';
+}
+
 /** Refuse with the one fixed message (Authentication rule 3: never naming what was refused). */
 export function requirePermission(actor: Actor, action: Action, target: ActionTarget = {}): void {
   if (!can(actor, action, target)) throw forbidden();

@@ -82,7 +82,7 @@ export class Keys {
   revoke(id: string): void {
     writeTransaction(this.db, () => {
       const key = this.get(id);
-      if (!key) throw new ServiceError('ROUTE_NOT_FOUND', `API key ${id} does not exist`);
+      if (!key) throw new ServiceError('SCHEMA_KEY_NOT_FOUND', `API key ${id} does not exist`);
       if (key.revokedAt !== null) return;
       if (key.role === 'owner') {
         // The last-owner rule (issue 3 "Auth") keeps an owner able to do everything: a scoped

@@ -2,9 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { ServiceError, isErrorCode, type ErrorCode } from '../../errors.js';
 import type { AllowDestructive } from '../../plan/types.js';
 import type { PushOptions } from '../../store/types.js';
-import { parseIfMatch, type RouteDeps } from '../context.js';
+import { actorOf, parseIfMatch, type RouteDeps } from '../context.js';
 import { DeclarationCheck } from '../declaration-cache.js';
 import { ok } from '../envelope.js';
+import { pushAction, requirePermission } from '../permissions.js';
 import * as s from '../schemas/admin.js';
 
 /** Name codes a declaration can fail with, answered in preference to the generic one (contract.md §3). */
@@ -41,8 +42,11 @@ export async function sourceRoutes(app: FastifyInstance, { store, authCache }: R
     Params: { id: string };
     Headers: { 'if-match'?: string };
     Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive };
-  }>('/schema/sources/:id', { schema: s.pushSourceSchema, config: { action: 'schema:write' } }, async (request) => {
+  }>('/schema/sources/:id', { schema: s.pushSourceSchema, config: { action: 'schema:read' } }, async (request) => {
     const body = request.body;
+    // The route lets every schema reader in; what the push does decides the rest (a dry run
+    // reads, a real push writes), checked before the body is even validated.
+    requirePermission(actorOf(request), pushAction(body.dryRun === true));
     const raw = { objects: {}, views: {}, ...(body.declaration as object) };
     const result = check.validate(request.params.id, raw, () => new Set(store.listObjects().map((o) => o.name)));
     const errors = result.diagnostics.filter((d) => d.severity === 'error');
