@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { dirname } from 'node:path';
 import { startLocalServer, type CreatedKeyReason, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
 import { CliError } from './errors.js';
 
@@ -87,4 +89,16 @@ export async function stopServer(server: LocalServer, signals: StopSignals, onFo
     done = true;
     signals.dispose();
   }
+}
+
+/**
+ * Issue 13: a data folder inside a git work tree that git does not ignore is one `git add .`
+ * away from committing the owner key (credentials.json) and the database. Asked of git
+ * itself (`git check-ignore`), so every .gitignore, exclude file and global rule counts; no
+ * git, or a folder outside any work tree (exit 128), is no warning.
+ */
+export function unignoredDataWarning(credentialsPath: string, shownDataDir: string): string | undefined {
+  const r = spawnSync('git', ['check-ignore', '-q', credentialsPath], { cwd: dirname(credentialsPath), stdio: 'ignore' });
+  if (r.error || r.status !== 1) return undefined;
+  return `${shownDataDir} holds the database and the owner key (credentials.json) and sits in a git work tree without being ignored: add it to .gitignore so it is never committed`;
 }

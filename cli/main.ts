@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { createRequire } from 'node:module';
-import { CliError, formatServiceErrorLine } from './errors.js';
+import { CliError, formatServiceErrorLine, githubError, hintLine } from './errors.js';
 import { makeColors, type CommandRun, type GlobalOptions } from './context.js';
 
 /**
@@ -48,12 +48,26 @@ function action(load: Loader, failure?: Record<string, unknown>) {
       const mod = await load();
       code = await mod.run(ctx);
     } catch (err) {
+      const format = (command.opts() as { format?: string }).format;
+      await addHint(err, command.name(), args, ctx);
       // `--format json` is the same request as --json on the commands that have it
-      const json = global.json === true || (command.opts() as { format?: string }).format === 'json';
-      code = report(err, json ? failure : undefined);
+      const json = global.json === true || format === 'json';
+      code = report(err, json ? failure : undefined, format === 'github');
     }
     process.exit(code);
   };
+}
+
+/**
+ * A service refusal the command left without a hint gets the CLI's own (cli/hints.ts): a
+ * 403 names the role and scope the command needs, a 429 from a local server its switch.
+ */
+async function addHint(err: unknown, name: string, args: string[], ctx: { cwd: string; global: GlobalOptions; options: unknown }): Promise<void> {
+  const e = err as { status?: unknown; code?: string; hint?: string } | null;
+  if (!e || typeof e !== 'object' || err instanceof CliError || typeof e.status !== 'number' || e.hint) return;
+  const { serviceHint } = await import('./hints.js');
+  const hint = serviceHint({ status: e.status, code: e.code }, { name, args, ctx });
+  if (hint) e.hint = hint;
 }
 
 function notYet(name: string): Loader {
@@ -69,7 +83,7 @@ function notYet(name: string): Loader {
  * the failure document on stdout: `error` is `{ status, code, message }` as in sync's
  * refusals, plus the hint, and the service's field errors or the declaration diagnostics.
  */
-function report(err: unknown, json?: Record<string, unknown>): number {
+function report(err: unknown, json?: Record<string, unknown>, github = false): number {
   const e = err as { name?: string; status?: number; code?: string; message?: string; hint?: string; exitCode?: number; details?: unknown };
   if (json) {
     const error: Record<string, unknown> = typeof e?.status === 'number' ? { status: e.status, ...(e.code !== undefined ? { code: e.code } : {}) } : {};
@@ -79,17 +93,17 @@ function report(err: unknown, json?: Record<string, unknown>): number {
     else if (e?.details !== undefined) error['details'] = e.details;
     process.stdout.write(`${JSON.stringify({ ...json, error }, null, 2)}\n`);
   }
-  if (err instanceof CliError) {
-    process.stderr.write(`Error: ${err.message}\n${err.hint ? `  ${err.hint}\n` : ''}`);
-    return err.exitCode;
-  }
-  if (typeof e?.status === 'number' && typeof e.message === 'string') {
-    // ServiceRequestError from the SDK (kept structural so this file imports no SDK code).
-    process.stderr.write(`${formatServiceErrorLine(e.status, e.code, e.message)}\n${e.hint ? `  ${e.hint}\n` : ''}`);
-    return 1;
-  }
-  const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`Error: ${message}\n`);
+  const line =
+    err instanceof CliError || !(typeof e?.status === 'number' && typeof e.message === 'string')
+      ? `Error: ${err instanceof Error ? err.message : String(err)}`
+      : // ServiceRequestError from the SDK (kept structural so this file imports no SDK code).
+        formatServiceErrorLine(e.status!, e.code, e.message);
+  // A failure with no file to point at (an unreachable instance, no project file) is still
+  // one annotation for a workflow step; declaration errors printed theirs at their lines.
+  if (github && !(err instanceof CliError && err.diagnostics)) process.stdout.write(githubError(line.replace(/^Error: /, '')));
+  process.stderr.write(`${line}\n${hintLine(e?.hint)}`);
+  if (err instanceof CliError) return err.exitCode;
+  if (typeof e?.status === 'number' && typeof e.message === 'string') return 1;
   if (process.env['SCHEMASYNC_DEBUG'] && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
   return 1;
 }
@@ -179,10 +193,14 @@ program
 
 program
   .command('roles')
-  .description('roles: create|list|update|delete')
-  .argument('<action>')
-  .argument('[rest...]')
-  .action(action(notYet('roles')));
+  .description('roles: list | get <name> | create <name> --allow deal:read,create [--schema read] | update <name> … | delete <name>')
+  .argument('<action>', 'list, get, create, update or delete')
+  .argument('[name]', 'the role name')
+  .option('--allow <object:actions>', 'create/update: record actions on an object (or *), repeatable', (v: string, prev: string[] = []) => [...prev, v])
+  .option('--schema <access>', 'create/update: none, read or write')
+  .option('--label <text>', 'create/update: a label')
+  .option('--data <json>', 'create/update: the whole role as JSON (flags override its fields)')
+  .action(action(() => import('./commands/roles.js'), {}));
 
 program
   .command('views')

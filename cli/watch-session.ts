@@ -12,6 +12,7 @@ import {
 } from '../engine/watch/loop.js';
 import { loadProject } from '../engine/declaration/load.js';
 import { SchemaClient } from '../engine/sdk/index.js';
+import { didYouMean } from '../engine/plan/policy.js';
 import { withSuggestion } from './render/diagnostics.js';
 import type { CommandContext } from './context.js';
 import { CliError, formatServiceErrorLine } from './errors.js';
@@ -225,6 +226,10 @@ const NOUN: Record<StepAction, { sign: '+' | '~' | '-'; noun: string }> = {
   drop_object: { sign: '-', noun: 'object' },
   drop_attribute: { sign: '-', noun: 'attribute' },
   drop_view: { sign: '-', noun: 'view' },
+  create_role: { sign: '+', noun: 'role' },
+  change_role: { sign: '~', noun: 'change' },
+  rename_role: { sign: '~', noun: 'rename' },
+  drop_role: { sign: '-', noun: 'role' },
 };
 
 /** `+1 attribute ~1 change` (issue 6: what changed, in one line). */
@@ -295,6 +300,10 @@ function makeRenderer(ctx: CommandContext<unknown>, debug: boolean, quiet: boole
           raw(`${c.red('-')} ${s.target}: ${s.action.replace('_', ' ')}${affected}${s.reason ? ` — ${s.reason}` : ''}`);
         }
         raw(`to apply: ${c.bold(e.command)}`);
+        // a typo in --allow-destructive is why a loss the user meant to approve is held back
+        if (e.unknownAllowed.length > 0) {
+          raw(`${c.yellow('note:')} --allow-destructive names ${e.unknownAllowed.map((u) => u.target).join(', ')}, which nothing declared or planned matches${didYouMean(e.unknownAllowed) ? `: ${didYouMean(e.unknownAllowed)}` : ''}`);
+        }
         return;
       }
       case 'refused': {

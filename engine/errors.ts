@@ -1,6 +1,6 @@
 /**
  * The one table of error code → HTTP status (service-interface.md "Error codes",
- * plus the three codes contract.md §3 adds). The server, the SDK and the CLI all read
+ * plus the codes contract.md §3 adds). The server, the SDK and the CLI all read
  * it; nothing else may hard-code a status for a code.
  */
 export const ERROR_STATUS = {
@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   SCHEMA_ATTRIBUTE_NOT_FOUND: 404,
   SCHEMA_SOURCE_NOT_FOUND: 404,
   SCHEMA_ROLE_NOT_FOUND: 404,
+  SCHEMA_KEY_NOT_FOUND: 404,
   DOCUMENT_NOT_FOUND_FOR_OPERATION: 404,
   ROUTE_NOT_FOUND: 404,
   SCHEMA_TIMEOUT: 408,

@@ -3,7 +3,7 @@ import { readCredentials } from '../../engine/server/local.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { configPathOf, sameUrl } from '../instance.js';
-import { catchStopSignals, keyReasonLine, startServer, stopServer } from '../local-server.js';
+import { catchStopSignals, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
 import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, usualInstance } from '../watch-session.js';
 
 /**
@@ -56,6 +56,8 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
       if (why) ctx.stdout.write(`${c.yellow('warning:')} ${why}\n`);
       ctx.stdout.write(`owner API key (shown once): ${c.bold(server.createdKey)}\n`);
     }
+    const unignored = unignoredDataWarning(server.credentialsPath, shown(server.dataDir));
+    if (unignored) ctx.stdout.write(`${c.yellow('warning:')} ${unignored}\n`);
     const usual = usualInstance(ctx);
     if (usual.baseUrl !== undefined && !sameUrl(usual.baseUrl, server.baseUrl)) {
       // Other commands run here (sync, plan, records…) follow the usual resolution, not dev.

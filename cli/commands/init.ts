@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
@@ -48,6 +48,37 @@ views:
     columns: [name, email]
 `;
 
+/**
+ * The local server's data folder (`dev`/`serve` default `.schemasync/`, next to
+ * schemasync.yaml) holds the database and credentials.json with the owner key: it must
+ * never be one `git add .` away from a commit (issue 13).
+ */
+const IGNORE_ENTRY = '.schemasync/';
+const IGNORE_BLOCK = `# schemasync: the local server's data (database, files, credentials.json with the owner key)\n${IGNORE_ENTRY}\n`;
+const ignoresData = (text: string): boolean => text.split(/\r?\n/).some((l) => /^\/?\.schemasync\/?(\*\*?)?\s*$/.test(l.trim()));
+
+/** Writes .gitignore, or adds the entry to an existing one; says which, or nothing when it was there. */
+function ensureGitignore(dir: string): 'created' | 'updated' | undefined {
+  const file = join(dir, '.gitignore');
+  if (!existsSync(file)) {
+    writeFileSync(file, IGNORE_BLOCK);
+    return 'created';
+  }
+  const text = readFileSync(file, 'utf8');
+  if (ignoresData(text)) return undefined;
+  appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}${IGNORE_BLOCK}`);
+  return 'updated';
+}
+
+/**
+ * How the user reaches this CLI again: from a local install (`node_modules/.bin`, or npx's
+ * cache, both below a node_modules folder) it is `npx schemasync`; a global install or a
+ * clone's bin is on the path or called by its own path, so the bare name is kept.
+ */
+export function commandName(argv1: string | undefined = process.argv[1]): string {
+  return argv1 !== undefined && argv1.split(/[\\/]/).includes('node_modules') ? 'npx schemasync' : 'schemasync';
+}
+
 /** A path as a POSIX shell reads it: "Next" lines are pasted as they are (`cd 'My Project'`). */
 function shellQuote(path: string): string {
   return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
@@ -86,9 +117,12 @@ export const run: CommandRun<InitOptions> = async (ctx) => {
   }
   mkdirSync(schemaDir, { recursive: true });
   for (const f of files) writeFileSync(f.path, f.text);
+  const ignored = ensureGitignore(dir);
   const c = ctx.colors;
   for (const f of files) ctx.stdout.write(`${c.green('created')} ${shown(f.path)}\n`);
+  if (ignored) ctx.stdout.write(`${c.green(ignored)} ${shown(join(dir, '.gitignore'))} (ignores ${IGNORE_ENTRY}, the local server's data)\n`);
   const cd = dir === ctx.cwd ? '' : shellQuote(shown(dir));
-  ctx.stdout.write(`\nNext:\n${cd ? `  cd ${cd}\n` : ''}  schemasync validate\n  schemasync dev\n`);
+  const me = commandName();
+  ctx.stdout.write(`\nNext:\n${cd ? `  cd ${cd}\n` : ''}  ${me} validate\n  ${me} dev\n`);
   return 0;
 };

@@ -3,6 +3,7 @@ import { relative } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { displayPath, loadProjectSync, sortDiagnostics, type ProjectLoadResult } from '../../engine/declaration/load.js';
 import { locate } from '../../engine/declaration/locate.js';
+import { didYouMean, unknownAllowTargets } from '../../engine/plan/policy.js';
 import type { Declaration } from '../../engine/model/declaration.js';
 import type { Plan } from '../../engine/plan/types.js';
 import type { CommandContext } from '../context.js';
@@ -110,4 +111,13 @@ export function parseAllow(v: unknown): boolean | string[] | undefined {
     return list;
   }
   return undefined;
+}
+
+/** `sync --allow-destructive` with a target that names nothing is refused before any push (engine/plan/policy.ts). */
+export function checkAllowTargets(allow: boolean | string[] | undefined, declaration: Declaration, plan: Plan): void {
+  const unknown = unknownAllowTargets(allow, declaration, plan);
+  if (unknown.length === 0) return;
+  throw new CliError(`--allow-destructive names ${unknown.map((u) => `"${u.target}"`).join(', ')}, which the declaration and the plan do not know; nothing was sent to the instance.`, {
+    hint: didYouMean(unknown) ?? 'Name objects or attributes as `object` or `object.attribute` (see `schemasync plan`).',
+  });
 }

@@ -6,6 +6,7 @@ import type { Declaration } from '../../engine/model/declaration.js';
 import type { Plan } from '../../engine/plan/types.js';
 import type { SchemaClient } from '../../engine/sdk/index.js';
 import type { CommandRun } from '../context.js';
+import { CliError } from '../errors.js';
 import { clientFor } from '../instance.js';
 import { renderPlanGithub, renderPlanJson, renderPlanText } from '../render/plan.js';
 import { loadOrFail, locator, type SavedPlan } from './plan-support.js';
@@ -40,7 +41,13 @@ function forDiff(d: Declaration): string {
   }
   const views: Record<string, unknown> = {};
   for (const name of Object.keys(d.views ?? {}).sort()) views[name] = d.views[name];
-  return stringify({ objects, views });
+  if (!d.roles || Object.keys(d.roles).length === 0) return stringify({ objects, views });
+  const roles: Record<string, unknown> = {};
+  for (const name of Object.keys(d.roles).sort()) {
+    const { renamedFrom: _r, ...rest } = d.roles[name]!;
+    roles[name] = { ...rest, schema: rest.schema ?? 'none' };
+  }
+  return stringify({ objects, views, roles });
 }
 
 export function exitCodeFor(plan: Plan, detailed: boolean): number {
@@ -55,6 +62,19 @@ export function exitCodeFor(plan: Plan, detailed: boolean): number {
  * 2 when changes are pending, 0 when there is nothing to do.
  */
 export const run: CommandRun<PlanOptions> = async (ctx) => {
+  try {
+    return await planOnce(ctx);
+  } catch (e) {
+    // With --detailed-exitcode, 2 means "changes pending" and nothing else (contract.md §4):
+    // a missing CI secret (no instance configured) must not read as pending changes.
+    if (ctx.options.detailedExitcode === true && e instanceof CliError && e.exitCode === 2) {
+      throw new CliError(e.message, { exitCode: 1, ...(e.hint !== undefined ? { hint: e.hint } : {}) });
+    }
+    throw e;
+  }
+};
+
+const planOnce: CommandRun<PlanOptions> = async (ctx) => {
   // no instance is exit 2 (contract §4) whatever the files say, so resolve it first (no I/O)
   const client = clientFor(ctx);
   const project = loadOrFail(ctx);

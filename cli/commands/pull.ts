@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join, relative, resolve, dirname } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { AttributeDecl, Declaration, ObjectDecl } from '../../engine/model/declaration.js';
-import type { Owner, StoredObject, StoredView } from '../../engine/model/stored.js';
+import type { Owner, StoredObject, StoredRole, StoredView } from '../../engine/model/stored.js';
+import { roleDecl } from '../../engine/plan/roles.js';
 import { storedSpec } from '../../engine/plan/attributes.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
@@ -31,7 +32,7 @@ export function objectDecl(o: StoredObject): ObjectDecl {
  * plan would keep them) and its views. Built from the stored schema, not the last pushed
  * declaration, so changes made at runtime since (a relabelled attribute) are pulled too.
  */
-export function sourceDeclaration(objects: StoredObject[], views: StoredView[], source: string): Declaration {
+export function sourceDeclaration(objects: StoredObject[], views: StoredView[], source: string, roles: readonly StoredRole[] = []): Declaration {
   const mine = (owner: Owner) => owner.kind === 'source' && owner.id === source;
   const out: Declaration = { objects: {}, views: {} };
   for (const o of objects) {
@@ -43,6 +44,10 @@ export function sourceDeclaration(objects: StoredObject[], views: StoredView[], 
     if (!mine(v.owner)) continue;
     const { name, owner: _o, ...decl } = v;
     out.views[name] = decl;
+  }
+  for (const r of roles) {
+    if (!mine(r.owner)) continue;
+    (out.roles ??= {})[r.name] = roleDecl(r);
   }
   return out;
 }
@@ -100,7 +105,9 @@ export const run: CommandRun<PullOptions> = async (ctx) => {
   } else {
     const source = sourceOf(configPath);
     if (!source) throw new CliError(`No source id: ${relative(ctx.cwd, configPath)} is missing or has no "source".`, { hint: 'Run `schemasync init`, or pull runtime objects with --runtime.' });
-    declaration = sourceDeclaration(await client.schema.listObjects(), await client.views.list(), source);
+    // GET /roles answers built-ins too, and a `keys`/`builtIn` pair that is not part of a declaration.
+    const roles: StoredRole[] = (await client.roles.list()).filter((r) => !r.builtIn && r.owner).map(({ builtIn: _b, keys: _k, owner, ...r }) => ({ ...r, owner: owner! }));
+    declaration = sourceDeclaration(await client.schema.listObjects(), await client.views.list(), source, roles);
   }
 
   mkdirSync(folder, { recursive: true });
@@ -113,6 +120,11 @@ export const run: CommandRun<PullOptions> = async (ctx) => {
   if (Object.keys(declaration.views).length > 0) {
     const file = join(folder, 'views.yaml');
     writeFileSync(file, stringify({ views: declaration.views }));
+    written.push(file);
+  }
+  if (declaration.roles && Object.keys(declaration.roles).length > 0) {
+    const file = join(folder, 'roles.yaml');
+    writeFileSync(file, stringify({ roles: declaration.roles }));
     written.push(file);
   }
   if (ctx.global.json) ctx.stdout.write(`${JSON.stringify({ files: written.map((f) => relative(ctx.cwd, f)) }, null, 2)}\n`);

@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
-import { catchStopSignals, keyReasonLine, startServer, stopServer } from '../local-server.js';
+import { catchStopSignals, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
 
 /** `schemasync serve` (contract.md §4): the bundled local server. */
 export interface ServeOptions {
@@ -47,6 +47,8 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
     lines.push(`owner API key (shown once): ${c.bold(server.createdKey)}`);
     lines.push(`saved with the base URL to ${shown} (mode 0600)`);
   }
+  const unignored = unignoredDataWarning(server.credentialsPath, relative(ctx.cwd, server.dataDir) || server.dataDir);
+  if (unignored) lines.push(`${c.yellow('warning:')} ${unignored}`);
   ctx.stdout.write(`${lines.join('\n')}\n`);
 
   // Graceful stop (issue 3): stop accepting, let in-flight requests finish (for the grace

@@ -8,7 +8,7 @@ import type { CommandRun } from '../context.js';
 import { CliError, formatServiceErrorLine } from '../errors.js';
 import { clientFor, sameUrl } from '../instance.js';
 import { changeList, renderPlanJson, renderPlanText } from '../render/plan.js';
-import { loadOrFail, parseAllow, readSavedPlan } from './plan-support.js';
+import { checkAllowTargets, loadOrFail, parseAllow, readSavedPlan } from './plan-support.js';
 
 interface SyncOptions {
   allowDestructive?: boolean | string;
@@ -51,6 +51,7 @@ export const run: CommandRun<SyncOptions> = async (ctx) => {
 
   const dry = await client.sources.push(source, declaration, { dryRun: true });
   const plan = dry.plan;
+  checkAllowTargets(allow, declaration, plan);
   if (savedVersion !== undefined && plan.baseVersion !== savedVersion) {
     throw new CliError(`The source ${source} changed since the plan was saved (planned against version ${savedVersion}, now ${plan.baseVersion}).`, {
       hint: 'Run `schemasync plan --out <file>` again and review the new plan.',

@@ -22,14 +22,17 @@ export interface Summary {
   files: number;
   objects: number;
   views: number;
+  roles?: number;
 }
 
 /** What was read, counted from the files loaded, whether or not they hold errors. */
-export function summaryOf(files: readonly { objects: readonly string[]; views: readonly string[] }[]): Summary {
+export function summaryOf(files: readonly { objects: readonly string[]; views: readonly string[]; roles?: readonly string[] }[]): Summary {
+  const roles = files.reduce((n, f) => n + (f.roles?.length ?? 0), 0);
   return {
     files: files.length,
     objects: files.reduce((n, f) => n + f.objects.length, 0),
     views: files.reduce((n, f) => n + f.views.length, 0),
+    ...(roles > 0 ? { roles } : {}),
   };
 }
 
@@ -49,7 +52,7 @@ export function renderText(list: readonly RenderDiagnostic[], summary: Summary, 
   }
   const errors = list.filter((d) => d.severity === 'error').length;
   const warnings = list.length - errors;
-  const scope = `${plural(summary.files, 'file')}, ${plural(summary.objects, 'object')}, ${plural(summary.views, 'view')}`;
+  const scope = `${plural(summary.files, 'file')}, ${plural(summary.objects, 'object')}, ${plural(summary.views, 'view')}${summary.roles ? `, ${plural(summary.roles, 'role')}` : ''}`;
   if (errors > 0) {
     lines.push(c.red(`✖ ${plural(errors, 'error')}${warnings ? `, ${plural(warnings, 'warning')}` : ''} (${scope})`));
   } else {

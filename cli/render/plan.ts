@@ -1,4 +1,5 @@
 import type { AttributeSpec } from '../../engine/model/attribute.js';
+import type { RoleDecl } from '../../engine/model/roles.js';
 import { uncoveredDestructive } from '../../engine/plan/policy.js';
 import type { AllowDestructive, Conflict, FieldChange, Plan, Step, StepAction } from '../../engine/plan/types.js';
 import type { Colors } from '../context.js';
@@ -23,6 +24,10 @@ const SIGN: Record<StepAction, Sign> = {
   drop_object: '-',
   drop_attribute: '-',
   drop_view: '-',
+  create_role: '+',
+  change_role: '~',
+  rename_role: '~',
+  drop_role: '-',
 };
 
 const show = (v: unknown): string => (v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v));
@@ -54,7 +59,39 @@ const TEXT: { [A in StepAction]: (s: Extract<Step, { action: A }>) => string } =
   drop_object: (s) => `object ${s.object}`,
   drop_attribute: (s) => s.target,
   drop_view: (s) => s.target,
+  create_role: (s) => `role ${s.role}: ${grantsText(s.decl)}`,
+  change_role: (s) => `role ${s.role}: ${roleChanges(s.from, s.to)}`,
+  rename_role: (s) => `role ${s.from} → ${s.to}`,
+  drop_role: (s) => `role ${s.role}`,
 };
+
+/** `deal read,create; company read; schema read` — what a role grants, on one line. */
+function grantsText(d: RoleDecl): string {
+  const parts = d.permissions.map((p) => `${p.object} ${p.actions.join(',')}`);
+  if (d.schema && d.schema !== 'none') parts.push(`schema ${d.schema}`);
+  return parts.join('; ') || 'no permissions';
+}
+
+/** Per object, the actions gained (+) and lost (-): `~ role sales: deal +delete` (contract.md §2 example). */
+function roleChanges(from: RoleDecl, to: RoleDecl): string {
+  const actions = (d: RoleDecl) => {
+    const m = new Map<string, Set<string>>();
+    for (const p of d.permissions) for (const a of p.actions) m.set(p.object, (m.get(p.object) ?? new Set()).add(a));
+    return m;
+  };
+  const a = actions(from);
+  const b = actions(to);
+  const parts: string[] = [];
+  for (const object of new Set([...a.keys(), ...b.keys()])) {
+    const was = a.get(object) ?? new Set();
+    const now = b.get(object) ?? new Set();
+    const delta = [...[...now].filter((x) => !was.has(x)).map((x) => `+${x}`), ...[...was].filter((x) => !now.has(x)).map((x) => `-${x}`)];
+    if (delta.length) parts.push(`${object} ${delta.join(' ')}`);
+  }
+  if ((from.schema ?? 'none') !== (to.schema ?? 'none')) parts.push(`schema ${from.schema ?? 'none'} → ${to.schema ?? 'none'}`);
+  for (const f of ['label', 'description'] as const) if (from[f] !== to[f]) parts.push(`${f} ${show(from[f])} → ${show(to[f])}`);
+  return parts.join(', ') || 'no changes';
+}
 
 export function stepLine(step: Step, c: Colors): string {
   const sign = SIGN[step.action];

@@ -10,10 +10,12 @@ import { closest, suggestType } from './suggest.js';
  * near miss. Name patterns are left to rules.ts, which knows the spec codes.
  */
 
-const TOP_KEYS = ['objects', 'views'];
+const TOP_KEYS = ['objects', 'views', 'roles'];
 const OBJECT_KEYS = ['label', 'description', 'renamedFrom', 'attributes'];
 const VIEW_KEYS = ['object', 'label', 'description', 'filter', 'sort', 'columns'];
 const SORT_KEYS = ['attribute', 'direction'];
+const ROLE_KEYS = ['label', 'description', 'schema', 'permissions', 'renamedFrom'];
+const PERMISSION_KEYS = ['object', 'actions'];
 const PROJECT_KEYS = ['source', 'schema', 'baseUrl'];
 const ALL_FIELDS = [...new Set(ATTRIBUTE_TYPES.flatMap((t) => fieldsOfType(t)))];
 
@@ -28,7 +30,7 @@ const TYPE_NOUNS: Record<string, string> = {
 };
 
 /** Which kind of node a path points at, for messages and for the keys it allows. */
-type Kind = 'top' | 'object' | 'attribute' | 'view' | 'sort' | 'project' | 'other';
+type Kind = 'top' | 'object' | 'attribute' | 'view' | 'sort' | 'role' | 'permission' | 'project' | 'other';
 
 export interface TranslateOptions {
   /** `project` for schemasync.yaml; `attribute` for one AddAttributeInput at [] */
@@ -45,6 +47,8 @@ export function kindOf(path: Path, root: TranslateOptions['root']): Kind {
   if (path[0] === 'objects' && path[2] === 'attributes' && path.length === 4) return 'attribute';
   if (path[0] === 'views' && path.length === 2) return 'view';
   if (path[0] === 'views' && path[2] === 'sort' && path.length === 4) return 'sort';
+  if (path[0] === 'roles' && path.length === 2) return 'role';
+  if (path[0] === 'roles' && path[2] === 'permissions' && path.length === 4) return 'permission';
   return 'other';
 }
 
@@ -89,7 +93,7 @@ function field(path: Path, opts: TranslateOptions): { subject: string; name: str
   for (let i = path.length - 1; i >= 0; i--) {
     const head = path.slice(0, i);
     const kind = kindOf(head, opts.root);
-    if (kind !== 'other' && kind !== 'sort') {
+    if (kind !== 'other' && kind !== 'sort' && kind !== 'permission') {
       const rest = path.slice(i);
       return { subject: owner(head, opts), name: rest.map(String).join('.') };
     }
@@ -107,6 +111,10 @@ function allowedKeys(kind: Kind, node: unknown): string[] {
       return VIEW_KEYS;
     case 'sort':
       return SORT_KEYS;
+    case 'role':
+      return ROLE_KEYS;
+    case 'permission':
+      return PERMISSION_KEYS;
     case 'project':
       return PROJECT_KEYS;
     case 'attribute': {

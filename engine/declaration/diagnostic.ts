@@ -41,6 +41,7 @@ export function describePath(path: Path): string {
     return `object "${name}"`;
   }
   if (top === 'views' && typeof name === 'string') return `view "${name}"`;
+  if (top === 'roles' && typeof name === 'string') return `role "${name}"`;
   if (top === 'attribute' && typeof name === 'string') return `attribute "${name}"`;
   return 'the declaration';
 }

@@ -1,6 +1,7 @@
 import { ATTRIBUTE_TYPES, COMMON_ATTRIBUTE_FIELDS } from '../model/attribute.js';
 import { FILTER_OPS } from '../model/filter.js';
 import { NAME_PATTERN_SOURCE } from '../model/names.js';
+import { RECORD_ACTIONS, SCHEMA_ACCESS } from '../model/roles.js';
 import { TYPES } from '../model/types/registry.js';
 import type { JsonSchema } from '../model/types/type-def.js';
 
@@ -60,6 +61,34 @@ function attributeSchema(): JsonSchema {
   };
 }
 
+/** A role's fields (contract.md §2 `roles:`); the /roles routes take the same ones (engine/server/schemas/roles.ts). */
+export function roleJsonSchema(): JsonSchema {
+  return {
+    type: 'object',
+    required: ['permissions'],
+    additionalProperties: false,
+    properties: {
+      label: { type: 'string', description: 'A name for people.' },
+      description: { type: 'string', description: 'What the role is for.' },
+      schema: { enum: [...SCHEMA_ACCESS], default: 'none', description: 'What keys of this role may do to the schema: none, read (plan, list objects) or write (sync).' },
+      permissions: {
+        type: 'array',
+        description: 'Record actions per object; "*" is every object.',
+        items: {
+          type: 'object',
+          required: ['object', 'actions'],
+          additionalProperties: false,
+          properties: {
+            object: { type: 'string', description: 'An object name, or "*" for every object.' },
+            actions: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...RECORD_ACTIONS] }, description: 'read, create, update, delete' },
+          },
+        },
+      },
+      renamedFrom: { type: 'string', description: 'The previous role name: sync renames it in place and its keys keep working.' },
+    },
+  };
+}
+
 export function declarationJsonSchema(): JsonSchema {
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
@@ -81,6 +110,12 @@ export function declarationJsonSchema(): JsonSchema {
         propertyNames: { pattern: NAME_PATTERN_SOURCE },
         additionalProperties: { $ref: '#/definitions/view' },
       },
+      roles: {
+        type: 'object',
+        description: 'Custom roles keyed by name, pushed with the objects and views in one transaction (owner, admin, member and viewer are built in).',
+        propertyNames: { pattern: NAME_PATTERN_SOURCE },
+        additionalProperties: { $ref: '#/definitions/role' },
+      },
     },
     definitions: {
       object: {
@@ -100,6 +135,7 @@ export function declarationJsonSchema(): JsonSchema {
         },
       },
       attribute: attributeSchema(),
+      role: roleJsonSchema(),
       view: {
         type: 'object',
         required: ['object'],

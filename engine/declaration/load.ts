@@ -31,6 +31,7 @@ export interface LoadedFile {
   /** What the file declares (empty when it failed to parse). */
   objects: string[];
   views: string[];
+  roles: string[];
 }
 
 export interface LoadResult {
@@ -45,7 +46,8 @@ export interface ProjectLoadResult extends LoadResult {
   config?: ProjectConfig;
 }
 
-const TOP_KEYS = ['objects', 'views'] as const;
+const TOP_KEYS = ['objects', 'views', 'roles'] as const;
+const NOUN = { objects: 'Object', views: 'View', roles: 'Role' } as const;
 
 /**
  * Load declaration files given by path and merge them: objects and views from every file,
@@ -95,7 +97,7 @@ function overTotal(paths: readonly string[], sizes: number[], out: LocatedDiagno
 }
 
 function refused(paths: readonly string[], diagnostics: LocatedDiagnostic[]): LoadResult {
-  return { files: paths.map((path) => ({ path, objects: [], views: [] })), diagnostics };
+  return { files: paths.map((path) => ({ path, objects: [], views: [], roles: [] })), diagnostics };
 }
 
 /**
@@ -162,11 +164,11 @@ async function parseParallel(paths: readonly string[], sizes: number[], diagnost
 function mergeParsed(parsedFiles: Parsed[], diagnostics: LocatedDiagnostic[]): LoadResult {
   const files: LoadedFile[] = [];
   const merged: Declaration = { objects: {}, views: {} };
-  const origin = { objects: new Map<string, number>(), views: new Map<string, number>() };
+  const origin = { objects: new Map<string, number>(), views: new Map<string, number>(), roles: new Map<string, number>() };
 
   parsedFiles.forEach((parsed, index) => {
     const file = parsed.file;
-    const loaded: LoadedFile = { path: file, objects: [], views: [] };
+    const loaded: LoadedFile = { path: file, objects: [], views: [], roles: [] };
     files.push(loaded);
     const value = parsed.value;
     if (!parsed.usable || value === null || value === undefined) return;
@@ -174,7 +176,7 @@ function mergeParsed(parsedFiles: Parsed[], diagnostics: LocatedDiagnostic[]): L
       diagnostics.push(located(parsed, d));
     };
     if (!isPlainObject(value)) {
-      at({ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: 'A declaration file must be a mapping with "objects" and/or "views"', path: [] });
+      at({ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: 'A declaration file must be a mapping with "objects", "views" and/or "roles"', path: [] });
       return;
     }
     for (const key of Object.keys(value)) {
@@ -186,7 +188,7 @@ function mergeParsed(parsedFiles: Parsed[], diagnostics: LocatedDiagnostic[]): L
         message: `A declaration file has an unknown top-level key "${key}"`,
         path: [key],
         on: 'key',
-        fix: 'Top-level keys: objects, views.',
+        fix: 'Top-level keys: objects, views, roles.',
         ...(suggestion ? { suggestion } : {}),
       });
     }
@@ -194,7 +196,7 @@ function mergeParsed(parsedFiles: Parsed[], diagnostics: LocatedDiagnostic[]): L
       const section = value[kind];
       if (section === undefined || section === null) continue;
       if (!isPlainObject(section)) {
-        at({ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `"${kind}" must be a mapping of ${kind === 'objects' ? 'object' : 'view'} name to its fields`, path: [kind] });
+        at({ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `"${kind}" must be a mapping of ${NOUN[kind].toLowerCase()} name to its fields`, path: [kind] });
         continue;
       }
       for (const [name, decl] of Object.entries(section)) {
@@ -205,15 +207,15 @@ function mergeParsed(parsedFiles: Parsed[], diagnostics: LocatedDiagnostic[]): L
           at({
             severity: 'error',
             code: kind === 'objects' ? 'SCHEMA_DUPLICATE_OBJECT' : 'SCHEMA_DUPLICATE',
-            message: `${kind === 'objects' ? 'Object' : 'View'} "${name}" is declared twice: also at ${displayPath(firstFile)}:${pos.line}:${pos.column}`,
+            message: `${NOUN[kind]} "${name}" is declared twice: also at ${displayPath(firstFile)}:${pos.line}:${pos.column}`,
             path: [kind, name],
             on: 'key',
           });
           continue;
         }
         origin[kind].set(name, index);
-        (merged[kind] as Record<string, unknown>)[name] = decl;
-        (kind === 'objects' ? loaded.objects : loaded.views).push(name);
+        (merged[kind] ??= {} as never)[name] = decl as never;
+        loaded[kind].push(name);
       }
     }
   });
@@ -222,7 +224,7 @@ function mergeParsed(parsedFiles: Parsed[], diagnostics: LocatedDiagnostic[]): L
   const result = validateDeclaration(merged, { unreadable });
   for (const d of result.diagnostics) {
     const [kind, name] = d.path;
-    const index = (kind === 'objects' || kind === 'views') && typeof name === 'string' ? origin[kind].get(name) : undefined;
+    const index = (kind === 'objects' || kind === 'views' || kind === 'roles') && typeof name === 'string' ? origin[kind].get(name) : undefined;
     diagnostics.push(located(parsedFiles[index ?? 0], d));
   }
   const out: LoadResult = { files, diagnostics };

@@ -5,6 +5,7 @@ import { attributeNameProblem, isValidName, objectNameProblem } from '../model/n
 import { parseSize } from '../model/sizes.js';
 import { isAttributeType, parseValue, typeDef } from '../model/types/registry.js';
 import { describePath, isPlainObject, type Diagnostic, type Path } from './diagnostic.js';
+import { checkRoles } from './role-rules.js';
 import { closest, suggestName } from './suggest.js';
 
 /**
@@ -23,10 +24,15 @@ export interface RuleContext {
    * object another file refers to, so "not declared" is only a warning naming them.
    */
   unreadable?: readonly string[];
+  /**
+   * Objects the instance holds (the push route knows them; `validate` offline does not): a
+   * role permission may name one that this declaration does not (contract.md §2).
+   */
+  storedObjects?: ReadonlySet<string>;
 }
 
 /** ` (a.yaml could not be read and may declare it)`, or '' when every file was read. */
-function unreadableNote(ctx: RuleContext): string {
+export function unreadableNote(ctx: RuleContext): string {
   const files = ctx.unreadable ?? [];
   if (files.length === 0) return '';
   return ` (${files.join(', ')} could not be read and may declare it)`;
@@ -35,12 +41,12 @@ function unreadableNote(ctx: RuleContext): string {
 const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 const key = (path: Path): string => JSON.stringify(path);
 
-function add(ctx: RuleContext, d: Diagnostic): void {
+export function add(ctx: RuleContext, d: Diagnostic): void {
   if (ctx.skip.has(key(d.path))) return;
   ctx.out.push(d);
 }
 
-function subject(ctx: RuleContext, path: Path): string {
+export function subject(ctx: RuleContext, path: Path): string {
   return capital(describePath([...(ctx.describeAs ?? []), ...path]));
 }
 
@@ -91,6 +97,8 @@ export function checkDeclarationRules(raw: Record<string, unknown>, ctx: RuleCon
     }
     if (isPlainObject(view)) checkView(view, path, ctx, objects);
   }
+
+  if (isPlainObject(raw['roles'])) checkRoles(raw['roles'], ctx, objects);
 }
 
 /** The attributes of one object (or the one attribute of an AddAttributeInput). */

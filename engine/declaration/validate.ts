@@ -17,7 +17,7 @@ export type { Diagnostic, ValidationResult } from './diagnostic.js';
  * are no errors, with every maxFileSize in bytes. `unreadable` names files that failed to
  * parse, so references to objects they may declare are not reported as errors.
  */
-export function validateDeclaration(raw: unknown, options: { unreadable?: readonly string[] } = {}): ValidationResult<Declaration> {
+export function validateDeclaration(raw: unknown, options: { unreadable?: readonly string[]; storedObjects?: ReadonlySet<string> } = {}): ValidationResult<Declaration> {
   if (!isPlainObject(raw)) {
     return {
       diagnostics: [{ severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: 'A declaration must be a mapping with "objects" and "views"', path: [] }],
@@ -26,6 +26,7 @@ export function validateDeclaration(raw: unknown, options: { unreadable?: readon
   const diagnostics = translateAjvErrors(runSchema('declaration', raw), raw, { root: 'declaration' });
   const ctx: RuleContext = { out: diagnostics, skip: new Set(diagnostics.map((d) => JSON.stringify(d.path))) };
   if (options.unreadable?.length) ctx.unreadable = options.unreadable;
+  if (options.storedObjects) ctx.storedObjects = options.storedObjects;
   checkDeclarationRules(raw, ctx);
   if (hasErrors(diagnostics)) return { diagnostics };
   return { value: normalise(raw), diagnostics };
@@ -44,7 +45,9 @@ function normalise(raw: Record<string, unknown>): Declaration {
     }
     objects[name] = attributes === obj.attributes ? obj : { ...obj, attributes };
   }
-  return { objects, views: (raw['views'] ?? {}) as Declaration['views'] };
+  const out: Declaration = { objects, views: (raw['views'] ?? {}) as Declaration['views'] };
+  if (raw['roles'] !== undefined) out.roles = raw['roles'] as NonNullable<Declaration['roles']>;
+  return out;
 }
 
 /**

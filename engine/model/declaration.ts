@@ -1,5 +1,6 @@
 import type { AttributeSpec } from './attribute.js';
 import type { Filter, SortSpec } from './filter.js';
+import type { RoleDecl } from './roles.js';
 
 /**
  * A declaration as the YAML gives it and as `PUT /schema/sources/:id` takes it
@@ -28,6 +29,8 @@ export interface ViewDecl {
 export interface Declaration {
   objects: Record<string, ObjectDecl>;
   views: Record<string, ViewDecl>;
+  /** Custom roles (contract.md §2), pushed in the same transaction as objects and views. */
+  roles?: Record<string, RoleDecl>;
 }
 
 /** schemasync.yaml (contract.md §2). */

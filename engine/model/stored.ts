@@ -1,5 +1,6 @@
 import type { AttributeSpec } from './attribute.js';
 import type { Declaration, ViewDecl } from './declaration.js';
+import type { RoleDecl } from './roles.js';
 
 /**
  * The stored schema as the store holds it and GET /schema/objects returns it. The planner
@@ -39,6 +40,12 @@ export interface StoredObject {
 }
 
 export interface StoredView extends ViewDecl {
+  name: string;
+  owner: Owner;
+}
+
+/** A custom role as stored (contract.md §3 "Roles, keys, views"); built-in roles are described by engine/server/permissions.ts. */
+export interface StoredRole extends Omit<RoleDecl, 'renamedFrom'> {
   name: string;
   owner: Owner;
 }

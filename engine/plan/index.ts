@@ -4,6 +4,7 @@ export { refusal, type RefusalOptions } from './refusal.js';
 export { isCovered, uncoveredDestructive, destructiveSteps } from './policy.js';
 export { specOf, storedSpec } from './attributes.js';
 export { viewDecl } from './views.js';
+export { roleDecl, type PlannedRole } from './roles.js';
 export { sameValue, attributeChanges } from './compare.js';
 export type * from './types.js';
 export type { DataFacts, Violation, ViolationRule } from './facts.js';

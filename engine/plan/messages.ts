@@ -84,7 +84,7 @@ export function uniqueDefaultOnNewAttribute(target: string, count: number): { me
   };
 }
 
-export function ownedElsewhere(kind: 'object' | 'view', target: string, owner: string): { message: string; fix: string } {
+export function ownedElsewhere(kind: 'object' | 'view' | 'role', target: string, owner: string): { message: string; fix: string } {
   return {
     message: `The ${kind} ${target} already exists and is owned by ${owner}.`,
     fix: `rename the ${kind} in your declaration, or remove it from ${owner} first`,
@@ -96,6 +96,23 @@ export function viewUses(view: string, owner: string, target: string): { message
   return {
     message: `The view ${view} (${owner}) reads ${target}, which this push drops; the view would be left broken.`,
     fix: `change or delete the view first (schemasync views put|delete ${view}), or declare it in this source`,
+  };
+}
+
+/** Dropping a role that active keys hold would strand them (contract.md §2: the fix names the keys). */
+export function roleHeldByKeys(role: string, keys: readonly { id: string; name: string }[]): { message: string; fix: string } {
+  const list = keys.slice(0, 5).map((k) => `${k.id} "${k.name}"`).join(', ') + (keys.length > 5 ? `, and ${keys.length - 5} more` : '');
+  return {
+    message: `The role ${role} is no longer declared, but ${keys.length} active key${keys.length === 1 ? '' : 's'} hold${keys.length === 1 ? 's' : ''} it: ${list}.`,
+    fix: `revoke ${keys.length === 1 ? 'that key' : 'those keys'} (schemasync keys revoke <id>) or move ${keys.length === 1 ? 'its holder' : 'their holders'} to another role first, or keep declaring ${role} (renamedFrom keeps its keys under a new name)`,
+  };
+}
+
+/** A role outside this declaration grants on what the push drops (a later object of that name would inherit it). */
+export function roleUses(role: string, owner: string, object: string): { message: string; fix: string } {
+  return {
+    message: `The role ${role} (${owner}) grants access to ${object}, which this push drops.`,
+    fix: `remove ${object} from the role first (schemasync roles update ${role}), or declare the role in this source`,
   };
 }
 
@@ -113,7 +130,7 @@ export function typeClash(target: string, storedType: string, declaredType: stri
   };
 }
 
-export function renameClash(kind: 'object' | 'attribute', target: string, from: string): { message: string; fix: string } {
+export function renameClash(kind: 'object' | 'attribute' | 'role', target: string, from: string): { message: string; fix: string } {
   return {
     message: `The ${kind} ${from} cannot be renamed to ${target}: both exist, so the rename cannot keep the data of ${from}.`,
     fix: `drop or rename the existing ${target} first, or remove renamedFrom from ${target} (and declare ${from} to keep it)`,

@@ -5,6 +5,7 @@ import type { DataFacts } from './facts.js';
 import * as msg from './messages.js';
 import { nameConflict, objectChanges, ownershipConflict, ownsObject } from './objects.js';
 import type { Conflict, Plan, PlanSummary, Step, StepAction } from './types.js';
+import { diffRoles, roleReferenceConflicts, type PlannedRole } from './roles.js';
 import { diffViews, viewReferenceConflicts } from './views.js';
 
 export interface PlanInput {
@@ -14,6 +15,8 @@ export interface PlanInput {
   views: StoredView[];
   source: StoredSource | undefined;
   facts: DataFacts;
+  /** Custom roles with the active keys that hold them (absent: none stored). */
+  roles?: readonly PlannedRole[];
 }
 
 /**
@@ -34,6 +37,10 @@ const PHASE: Record<StepAction, number> = {
   drop_object: 8,
   create_view: 9,
   change_view: 10,
+  rename_role: 11,
+  drop_role: 12,
+  create_role: 13,
+  change_role: 14,
 };
 
 /**
@@ -155,12 +162,17 @@ export function planPush(input: PlanInput): Plan {
   steps.push(...views.drops, ...views.creates, ...views.changes);
   conflicts.push(...views.conflicts);
 
+  const roles = diffRoles(sourceId, declaration.roles ?? {}, input.roles ?? [], new Set(Object.keys(prev?.roles ?? {})));
+  steps.push(...roles.steps);
+  conflicts.push(...roles.conflicts);
+
   const ordered = steps
     .map((s, i) => ({ s, i }))
     .sort((a, b) => PHASE[a.s.action] - PHASE[b.s.action] || a.i - b.i)
     .map((x) => x.s);
   ordered.splice(0, ordered.length, ...orderDrops(ordered, input.objects));
   conflicts.push(...viewReferenceConflicts(ordered, input.views, declaration.views));
+  conflicts.push(...roleReferenceConflicts(ordered, input.roles ?? [], declaration.roles ?? {}));
   return { source: sourceId, baseVersion: input.source?.version ?? 0, steps: ordered, conflicts, summary: summarize(ordered, conflicts) };
 }
 
@@ -267,8 +279,8 @@ function orderDrops(steps: Step[], objects: StoredObject[]): Step[] {
 function summarize(steps: Step[], conflicts: Conflict[]): PlanSummary {
   const s: PlanSummary = { create: 0, change: 0, drop: 0, destructive: 0, conflicts: conflicts.length };
   for (const step of steps) {
-    if (step.action === 'create_object' || step.action === 'add_attribute' || step.action === 'create_view') s.create++;
-    else if (step.action === 'drop_object' || step.action === 'drop_attribute' || step.action === 'drop_view') s.drop++;
+    if (step.action === 'create_object' || step.action === 'add_attribute' || step.action === 'create_view' || step.action === 'create_role') s.create++;
+    else if (step.action === 'drop_object' || step.action === 'drop_attribute' || step.action === 'drop_view' || step.action === 'drop_role') s.drop++;
     else s.change++;
     if (step.destructive) s.destructive++;
   }

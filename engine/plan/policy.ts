@@ -1,3 +1,5 @@
+import { closest } from '../declaration/suggest.js';
+import type { Declaration } from '../model/declaration.js';
 import type { AllowDestructive, Plan, Step } from './types.js';
 
 /**
@@ -19,4 +21,38 @@ export function uncoveredDestructive(plan: Plan, allow: AllowDestructive | undef
 
 export function destructiveSteps(plan: Plan): Step[] {
   return plan.steps.filter((s) => s.destructive);
+}
+
+/** An `allowDestructive` target that names nothing, and the near miss when there is one. */
+export interface UnknownTarget {
+  target: string;
+  suggestion?: string;
+}
+
+/**
+ * The targets of an `allowDestructive` list that name nothing the push could touch: not an
+ * object or `object.attribute` the declaration declares, nor a step of the plan (a drop
+ * names what the declaration no longer declares). A typo (`deal.amout`) would approve
+ * nothing while its author believes the loss approved, and would silently approve it once
+ * such a name exists (issue 13), so `sync` refuses it and the watch loop says so.
+ */
+export function unknownAllowTargets(allow: AllowDestructive | undefined, declaration: Declaration, plan: Plan): UnknownTarget[] {
+  if (!Array.isArray(allow)) return [];
+  const known = new Set<string>(plan.steps.map((s) => s.target));
+  for (const [name, object] of Object.entries(declaration.objects ?? {})) {
+    known.add(name);
+    for (const attribute of Object.keys(object.attributes ?? {})) known.add(`${name}.${attribute}`);
+  }
+  return allow
+    .filter((t) => !known.has(t))
+    .map((target) => {
+      const suggestion = closest(target, known);
+      return suggestion === undefined ? { target } : { target, suggestion };
+    });
+}
+
+/** `"deal.amout": did you mean "deal.amount"?` for each near miss, or undefined when none has one. */
+export function didYouMean(unknown: readonly UnknownTarget[]): string | undefined {
+  const near = unknown.filter((u) => u.suggestion !== undefined);
+  return near.length > 0 ? near.map((u) => `"${u.target}": did you mean "${u.suggestion}"?`).join(' ') : undefined;
 }

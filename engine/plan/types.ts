@@ -1,6 +1,7 @@
 import type { ErrorCode } from '../errors.js';
 import type { AttributeSpec } from '../model/attribute.js';
 import type { ObjectDecl, ViewDecl } from '../model/declaration.js';
+import type { RoleDecl } from '../model/roles.js';
 import type { Violation } from './facts.js';
 
 /**
@@ -9,7 +10,7 @@ import type { Violation } from './facts.js';
  * discriminated union on `action` so renderers and the store's applier can be
  * `Record<Step['action'], …>` and a missing case fails to compile (architecture.md 2).
  *
- * Targets are `object`, `object.attribute` or `view:name`; `allowDestructive` lists
+ * Targets are `object`, `object.attribute`, `view:name` or `role:name`; `allowDestructive` lists
  * use the same strings (contract.md §3: `["deal.amount", "legacy_object"]`).
  */
 
@@ -94,6 +95,29 @@ export interface ChangeViewStep extends StepBase {
   to: ViewDecl;
   changes: FieldChange[];
 }
+/** Custom roles (contract.md §2 `roles:`): no data, so never destructive. Targets are `role:name`. */
+export interface CreateRoleStep extends StepBase {
+  action: 'create_role';
+  role: string;
+  decl: RoleDecl;
+}
+export interface ChangeRoleStep extends StepBase {
+  action: 'change_role';
+  role: string;
+  from: RoleDecl;
+  to: RoleDecl;
+  changes: FieldChange[];
+}
+/** `renamedFrom`: the role keeps its keys under the new name. */
+export interface RenameRoleStep extends StepBase {
+  action: 'rename_role';
+  from: string;
+  to: string;
+}
+export interface DropRoleStep extends StepBase {
+  action: 'drop_role';
+  role: string;
+}
 export interface DropViewStep extends StepBase {
   action: 'drop_view';
   view: string;
@@ -110,7 +134,11 @@ export type Step =
   | ChangeAttributeStep
   | CreateViewStep
   | ChangeViewStep
-  | DropViewStep;
+  | DropViewStep
+  | CreateRoleStep
+  | ChangeRoleStep
+  | RenameRoleStep
+  | DropRoleStep;
 
 export type StepAction = Step['action'];
 
@@ -138,7 +166,7 @@ export interface Conflict {
   target: string;
   message: string;
   fix?: string;
-  rule?: Violation['rule'] | 'ownership' | 'protected' | 'type_clash' | 'rename_clash' | 'referenced' | 'missing_target' | 'view_reference';
+  rule?: Violation['rule'] | 'ownership' | 'protected' | 'type_clash' | 'rename_clash' | 'referenced' | 'missing_target' | 'view_reference' | 'role_keys' | 'role_reference';
   count?: number;
   sampleIds?: string[];
 }

@@ -1,7 +1,8 @@
 import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
-import type { RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
+import type { RoleDecl } from '../model/roles.js';
+import type { RecordOut, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
 import type { AllowDestructive, Plan } from '../plan/types.js';
 import { DocumentsApi, FilesApi } from './files.js';
 import { pathSegment as seg, Transport, type ClientOptions } from './transport.js';
@@ -105,7 +106,7 @@ export class SchemaApi {
 
 export class SourcesApi {
   constructor(private readonly t: Transport) {}
-  async get(id: string): Promise<StoredSource & { objects?: string[]; views?: string[] }> {
+  async get(id: string): Promise<StoredSource & { objects?: string[]; views?: string[]; roles?: string[] }> {
     return (await this.t.request<StoredSource>('GET', `/schema/sources/${seg(id, 'Source id')}`)).data;
   }
   /**
@@ -167,6 +168,36 @@ export class ViewsApi {
   }
 }
 
+/** A role as GET /roles answers it: built-in ones in the same shape as custom ones. */
+export interface RoleOut extends RoleDecl {
+  name: string;
+  builtIn: boolean;
+  schema: NonNullable<RoleDecl['schema']>;
+  keys: 'manage' | 'none';
+  owner?: StoredRole['owner'];
+}
+
+/** Roles (contract.md §3 "Roles, keys, views"); declared roles come with a source push. */
+export class RolesApi {
+  constructor(private readonly t: Transport) {}
+  async list(): Promise<RoleOut[]> {
+    return (await this.t.request<RoleOut[]>('GET', '/roles')).data;
+  }
+  async get(name: string): Promise<RoleOut> {
+    return (await this.t.request<RoleOut>('GET', `/roles/${seg(name, 'Role name')}`)).data;
+  }
+  async create(name: string, role: RoleDecl): Promise<RoleOut> {
+    return (await this.t.request<RoleOut>('POST', '/roles', { body: { name, ...role } })).data;
+  }
+  /** Replaces the role's definition (a whole-state write, so safe to repeat). */
+  async update(name: string, role: RoleDecl): Promise<RoleOut> {
+    return (await this.t.request<RoleOut>('PUT', `/roles/${seg(name, 'Role name')}`, { body: role })).data;
+  }
+  async delete(name: string): Promise<void> {
+    await this.t.request('DELETE', `/roles/${seg(name, 'Role name')}`);
+  }
+}
+
 /** The HTTP client of contract.md §5, used by the CLI for every call. */
 export class SchemaClient {
   readonly transport: Transport;
@@ -174,6 +205,7 @@ export class SchemaClient {
   readonly sources: SourcesApi;
   readonly keys: KeysApi;
   readonly views: ViewsApi;
+  readonly roles: RolesApi;
   /** Files and documents (engine/sdk/files.ts). */
   readonly files: FilesApi;
   readonly documents: DocumentsApi;
@@ -184,6 +216,7 @@ export class SchemaClient {
     this.sources = new SourcesApi(this.transport);
     this.keys = new KeysApi(this.transport);
     this.views = new ViewsApi(this.transport);
+    this.roles = new RolesApi(this.transport);
     this.files = new FilesApi(this.transport);
     this.documents = new DocumentsApi(this.transport);
   }

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ServiceError } from '../errors.js';
 import type { Store } from '../store/types.js';
-import { AuthCache, authenticate } from './auth.js';
+import { AuthCache, authenticate, withGrants } from './auth.js';
 import { answerClientError } from './client-error.js';
 import './context.js';
 import { sendError } from './envelope.js';
@@ -14,6 +14,7 @@ import { adminRoutes } from './routes/admin.js';
 import { fileRoutes } from './routes/files.js';
 import { healthRoutes } from './routes/health.js';
 import { recordRoutes } from './routes/records.js';
+import { roleRoutes } from './routes/roles.js';
 import { schemaRoutes } from './routes/schema.js';
 import { sourceRoutes } from './routes/sources.js';
 import { parseJsonBody } from './json-body.js';
@@ -140,9 +141,10 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     if (route === undefined) return; // unknown route: the 404 handler answers
     const config = request.routeOptions.config;
     if (config.public) return;
-    const actor = await authenticate(request, store, authCache);
+    const actor = await withGrants(await authenticate(request, store, authCache), store);
     request.actor = actor;
-    if (config.action) requirePermission(actor, config.action);
+    const object = (request.params as { objectName?: string } | undefined)?.objectName;
+    if (config.action) requirePermission(actor, config.action, { object, record: config.record });
   });
 
   // Graceful stop (issue 3): in-flight requests finish, and their answers tell keep-alive
@@ -201,6 +203,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
       await v1.register(sourceRoutes, deps);
       await v1.register(recordRoutes, deps);
       await v1.register(adminRoutes, deps);
+      await v1.register(roleRoutes, deps);
       // Files and documents (issue 5); multipart parsing is registered inside, for these routes only.
       await v1.register(fileRoutes, deps);
       v1.get(
@@ -214,3 +217,4 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
 
   return app;
 }
+

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.js';
+import { grantsOf, isBuiltinRole } from '../model/roles.js';
 import type { Actor, Store } from '../store/types.js';
 
 /**
@@ -69,4 +70,15 @@ export async function authenticate(request: FastifyRequest, store: Store, cache?
   if (actor) cache?.set(key, actor);
   if (!actor) throw new ServiceError('AUTH_INVALID_API_KEY', 'The API key is invalid or has been revoked');
   return actor;
+}
+
+/**
+ * A custom role's grants, read from the store on every request rather than cached with the
+ * key: a role changed or deleted (by a push or PUT /roles, through any process sharing the
+ * database) governs the very next request. A role that no longer exists grants nothing.
+ */
+export async function withGrants(actor: Actor, store: Store): Promise<Actor> {
+  if (isBuiltinRole(actor.role)) return actor;
+  const role = await store.findRole(actor.role);
+  return { ...actor, grants: role ? grantsOf(role) : { schema: 'none', permissions: [] } };
 }

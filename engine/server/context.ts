@@ -5,6 +5,7 @@ import { IF_MATCH } from './schemas/common.js';
 import type { Actor, Store } from '../store/types.js';
 import type { AuthCache } from './auth.js';
 import type { Action } from './permissions.js';
+import type { RecordAction } from '../model/roles.js';
 
 /** Per-route settings read by the app's hooks (auth, permission, rate limit). */
 declare module 'fastify' {
@@ -13,6 +14,8 @@ declare module 'fastify' {
     public?: boolean;
     /** What the caller must be allowed (engine/server/permissions.ts); checked before the handler. */
     action?: Action;
+    /** On record routes: which record action, so a custom role is checked per object (permissions.ts). */
+    record?: RecordAction;
   }
   interface FastifyRequest {
     actor: Actor | null;

@@ -24,15 +24,16 @@ interface Remembered {
  * run over: every changed object, every object a view lists, the views, and a bare valid
  * stand-in for each other object (keeping the name set). The stand-ins are valid and so
  * were the real ones last time, so they add no error either way. Anything else (names
- * added, removed or reordered, views changed, extra top-level keys) is validated whole.
+ * added, removed or reordered, views changed, extra top-level keys such as roles) is validated whole.
  * Bodies are parsed per request and never changed after, so remembering them is safe.
  */
 export class DeclarationCheck {
   private last = new Map<string, Remembered>();
 
-  validate(sourceId: string, raw: Record<string, unknown>): ValidationResult<Declaration> {
+  /** `storedObjects`: what role permissions may name besides declared objects (a declaration with roles is always checked whole). */
+  validate(sourceId: string, raw: Record<string, unknown>, storedObjects?: () => ReadonlySet<string>): ValidationResult<Declaration> {
     const known = this.last.get(sourceId);
-    const result = (known && changedOnly(known, raw)) ?? validateDeclaration(raw);
+    const result = (known && changedOnly(known, raw)) ?? validateDeclaration(raw, raw['roles'] !== undefined && storedObjects ? { storedObjects: storedObjects() } : {});
     if (result.value && !result.diagnostics.some((d) => d.severity === 'error')) {
       this.last.delete(sourceId);
       this.last.set(sourceId, { raw, result });

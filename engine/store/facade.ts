@@ -1,5 +1,6 @@
 import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import type { Declaration, ViewDecl } from '../model/declaration.js';
+import type { RoleDecl } from '../model/roles.js';
 import type { Owner } from '../model/stored.js';
 import type { FilesEngine, UploadInput } from './sqlite/files.js';
 import type { SqliteStore } from './sqlite/core.js';
@@ -87,6 +88,12 @@ export class QueuedStore implements Store {
   revokeKey = (id: string) => this.run(() => this.core.revokeKey(id));
   authenticate = (secret: string) => this.run(() => this.core.authenticate(secret));
   countActiveKeys = () => this.run(() => this.core.countActiveKeys());
+
+  listRoles = () => this.run(() => this.core.listRoles());
+  findRole = (name: string) => this.run(() => this.core.findRole(name));
+  createRole = (name: string, decl: RoleDecl) => this.run(() => this.core.createRole(name, decl));
+  putRole = (name: string, decl: RoleDecl) => this.run(() => this.core.putRole(name, decl));
+  deleteRole = (name: string) => this.run(() => this.core.deleteRole(name));
 
   listViews = () => this.run(() => this.core.listViews());
   findView = (name: string) => this.run(() => this.core.findView(name));

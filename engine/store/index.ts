@@ -16,6 +16,7 @@ export { STATEMENT_CACHE_SIZE } from './sqlite/driver.js';
 /** Rules the routes apply before calling the store. */
 export { requireKeyRole } from './sqlite/keys.js';
 export { viewNotFound } from './sqlite/views.js';
+export { roleNotFound } from './sqlite/roles.js';
 
 /** The SQLite store (issue 3 "Store"): one database file, WAL, one transaction per write. */
 export function openStore(options: OpenStoreOptions): Store {

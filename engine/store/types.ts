@@ -1,14 +1,14 @@
 import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
-import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
+import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
+import type { RoleDecl, RoleGrants } from '../model/roles.js';
 import type { AllowDestructive, Plan } from '../plan/types.js';
 import type { Readable } from 'node:stream';
 import type { DocumentOut, FileOut } from '../model/stored.js';
 import type { UploadInput } from './sqlite/files.js';
 
-export const BUILTIN_ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
-export type BuiltinRole = (typeof BUILTIN_ROLES)[number];
+export { BUILTIN_ROLES, type BuiltinRole } from '../model/roles.js';
 
 /** contract.md §3 "Roles, keys, views". */
 export const SCOPES = [
@@ -30,6 +30,8 @@ export interface Actor {
   role: string;
   /** null: the key has no scope restriction (its role alone decides). */
   scopes: Scope[] | null;
+  /** A custom role's grants, read fresh for each request (engine/server/app.ts); absent for built-in roles. */
+  grants?: RoleGrants;
 }
 
 export interface KeyOut {
@@ -154,6 +156,14 @@ export interface Store {
   /** Constant-time comparison of the hash; null for unknown or revoked. */
   authenticate(secret: string): Promise<Actor | null>;
   countActiveKeys(): Promise<number>;
+
+  // --- custom roles (built-in ones are described by engine/server/permissions.ts)
+  listRoles(): Promise<StoredRole[]>;
+  findRole(name: string): Promise<StoredRole | undefined>;
+  createRole(name: string, decl: RoleDecl): Promise<StoredRole>;
+  putRole(name: string, decl: RoleDecl): Promise<StoredRole>;
+  /** Refused while active keys hold the role (409 SCHEMA_CONFLICT naming them). */
+  deleteRole(name: string): Promise<void>;
 
   // --- views and sources
   listViews(): Promise<StoredView[]>;

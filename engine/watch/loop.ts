@@ -1,5 +1,6 @@
 import type { Declaration } from '../model/declaration.js';
 import type { AllowDestructive, Conflict, Plan, Step } from '../plan/types.js';
+import { unknownAllowTargets, type UnknownTarget } from '../plan/policy.js';
 import { createScheduler, type Clock, type Scheduler } from './scheduler.js';
 import { startWatcher, watchTargets, type WatchEvent, type Watcher, type WatchTargets } from './watcher.js';
 
@@ -63,7 +64,7 @@ export type LoopEvent =
   | { type: 'unchanged'; run: number; source: string; version: number; ms: number }
   | { type: 'invalid'; run: number; diagnostics: LoopDiagnostic[]; ms: number }
   | { type: 'warnings'; run: number; diagnostics: LoopDiagnostic[] }
-  | { type: 'held'; run: number; source: string; steps: Step[]; command: string; ms: number }
+  | { type: 'held'; run: number; source: string; steps: Step[]; command: string; ms: number; unknownAllowed: UnknownTarget[] }
   | { type: 'refused'; run: number; failure: PushFailure; conflicts: Conflict[]; ms: number }
   | { type: 'unreachable'; run: number; message: string; retryInMs: number; first: boolean }
   | { type: 'reachable'; run: number }
@@ -164,7 +165,7 @@ export function createRunner(deps: LoopDeps) {
           const targets = [...new Set(held.map((s) => s.target))];
           const base = typeof deps.syncCommand === 'function' ? deps.syncCommand() : (deps.syncCommand ?? 'schemasync sync');
           const command = `${base} --allow-destructive ${targets.join(',')}`;
-          deps.emit({ type: 'held', run, source, steps: held, command, ms: ms() });
+          deps.emit({ type: 'held', run, source, steps: held, command, ms: ms(), unknownAllowed: unknownAllowTargets(allow, declaration, plan) });
           return done('held');
         }
         deps.emit({ type: 'refused', run, failure: err, conflicts: plan?.conflicts ?? [], ms: ms() });

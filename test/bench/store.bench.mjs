@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createServer } from '../../dist/engine/server/app.js';
 import { SqliteStore, openStore } from '../../dist/engine/store/index.js';
+import { checkTarget } from './target.mjs';
 
 const actor = { keyId: 'bench', role: 'owner', scopes: null };
 const dir = mkdtempSync(join(tmpdir(), 'ss-bench-store-'));
@@ -113,6 +114,7 @@ try {
   console.log(`bulk-create ${N} records in one call (best of 5; ${(body.length / 1024 / 1024).toFixed(2)} MB body):`);
   console.log(`  raw better-sqlite3 insert loop, one transaction: ${best.raw.toFixed(1)} ms`);
   console.log(`  store.bulkCreate, one call:                      ${best.store.toFixed(1)} ms, ratio store/raw throughput ${ratio(best.store)} (target ≥ 0.5)`);
+  checkTarget('store.bulkCreate vs raw insert loop', best.raw / best.store >= 0.5, `${ratio(best.store)} (≥ 0.5)`);
   console.log(`  HTTP POST …/bulk-create, schemasync server:      ${best.http.toFixed(1)} ms, ratio ${ratio(best.http)} of raw, ${(best.bare / best.http).toFixed(2)} of the bare handler`);
   console.log(`  HTTP POST …/bulk-create, bare Fastify + raw loop: ${best.bare.toFixed(1)} ms, ratio ${ratio(best.bare)} of raw (no validation: the cost of HTTP alone)`);
 
@@ -141,6 +143,7 @@ try {
     rangeTimes.push(performance.now() - t);
   }
   console.log(`search ${M} records, equality on the indexed attribute: p50 ${median(times).toFixed(3)} ms (target < 10 ms)`);
+  checkTarget(`search ${M} records, indexed equality p50`, median(times) < 10, `${median(times).toFixed(3)} ms (< 10 ms)`);
   console.log(`search ${M} records, in-list on the indexed attribute, sorted: p50 ${median(rangeTimes).toFixed(3)} ms`);
   t = performance.now();
   // The data probe is the synchronous core's (the planner reads it inside a push).

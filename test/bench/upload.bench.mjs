@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { checkTarget } from './target.mjs';
 
 const MB = 1024 * 1024;
 const SIZE = 100 * MB;
@@ -92,7 +93,8 @@ try {
   const ratio = best(rawTimes) / best(realTimes);
   console.log(`raw stream-to-disk over HTTP : best ${best(rawTimes).toFixed(0)} ms (${mbps(best(rawTimes))} MB/s) of ${ROUNDS}`);
   console.log(`POST /v1/files (multipart)   : best ${best(realTimes).toFixed(0)} ms (${mbps(best(realTimes))} MB/s) of ${ROUNDS}`);
-  console.log(`throughput ratio (server / raw): ${ratio.toFixed(2)} (target >= 0.7) ${ratio >= 0.7 ? 'OK' : 'BELOW TARGET'}`);
+  console.log(`throughput ratio (server / raw): ${ratio.toFixed(2)} (target >= 0.7)`);
+  checkTarget('upload throughput vs raw stream-to-disk', ratio >= 0.7, `${ratio.toFixed(2)} (≥ 0.7)`);
   console.log(`server RSS during upload: baseline ${(baseline / MB).toFixed(1)} MB, peak ${(peak / MB).toFixed(1)} MB (+${((peak - baseline) / MB).toFixed(1)} MB for a ${SIZE / MB} MB file)`);
 } finally {
   raw.child.kill();

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SchemaClient } from '../../dist/engine/sdk/index.js';
 import { startDev } from './dev-server.mjs';
+import { checkTarget } from './target.mjs';
 
 const EDITS = 50;
 const POLL_MS = 2;
@@ -75,7 +76,8 @@ try {
   console.log(`watch save→applied   median ${f(wMed)}  p95 ${f(wP95)}  (target < 150 / < 300)`);
   console.log(`direct plan+push     median ${f(dMed)}  p95 ${f(dP95)}`);
   console.log(`ratio watch/direct   median ${(wMed / dMed).toFixed(1)}×  (the debounce is most of the difference)`);
-  console.log(`targets ${wMed < 150 && wP95 < 300 ? 'met' : 'NOT met'}`);
+  checkTarget('dev save → applied, median', wMed < 150, `${f(wMed)} (< 150 ms)`);
+  checkTarget('dev save → applied, p95', wP95 < 300, `${f(wP95)} (< 300 ms)`);
 } finally {
   await stop();
   rmSync(dir, { recursive: true, force: true });

@@ -42,7 +42,7 @@ test('init refuses to overwrite unless --force', () => {
   writeFileSync(join(dir, 'schemasync.yaml'), 'source: mine\n');
   const r = cli(dir, 'init', '--source', 'crm');
   expect(r.code).toBe(1);
-  expect(r.stderr).toBe('Error: schemasync.yaml already exists; nothing was written\n  Pass --force to overwrite.\n');
+  expect(r.stderr).toBe('Error: schemasync.yaml already exists; nothing was written\n  hint: Pass --force to overwrite.\n');
   expect(readFileSync(join(dir, 'schemasync.yaml'), 'utf8')).toBe('source: mine\n');
   expect(existsSync(join(dir, 'schema'))).toBe(false);
   const forced = cli(dir, 'init', '--source', 'crm', '--force');

@@ -43,7 +43,7 @@ describe('--json failures print one document; plan wording', () => {
     for (const args of [['plan'], ['sync', '--yes'], ['pull', '--out', join(dir, 'nowhere')], ['keys', 'list']]) {
       const r = await cli(['--base-url', DOWN, '--json', ...args], dir, env);
       expect(r.code, args.join(' ')).toBe(1);
-      expect(r.err).toMatch(/^Error: 0 Could not connect to http:\/\/127\.0\.0\.1:1\/v1/m);
+      expect(r.err).toMatch(/^Error: could not connect to http:\/\/127\.0\.0\.1:1\/v1$/m);
       const d = doc(r.out);
       expect(d.error).toMatchObject({ status: 0, message: expect.stringMatching(/Could not connect/) });
       // sync's failures say what its refusals say: nothing was applied

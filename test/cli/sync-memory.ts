@@ -85,6 +85,11 @@ export function memoryStore(): Store {
     drop_view: (s) => {
       views = views.filter((v) => v.name !== s.view);
     },
+    // Roles are not modelled here: the SQLite store's tests cover them (test/api/roles-sync.test.ts).
+    create_role: () => { throw new Error('roles are not modelled by the memory store'); },
+    change_role: () => { throw new Error('roles are not modelled by the memory store'); },
+    rename_role: () => { throw new Error('roles are not modelled by the memory store'); },
+    drop_role: () => { throw new Error('roles are not modelled by the memory store'); },
   };
 
   const mine: Partial<SyncStore> = {
@@ -93,6 +98,9 @@ export function memoryStore(): Store {
     requireObject: (n) => obj(n),
     listViews: () => views,
     findView: (n) => views.find((v) => v.name === n),
+    // no custom roles here (see the role handlers above)
+    listRoles: () => [],
+    findRole: () => undefined,
     findSource: (id) => sources.get(id),
     createRecord(object, values): RecordOut {
       obj(object);

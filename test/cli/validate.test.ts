@@ -101,7 +101,7 @@ describe('schemasync validate', () => {
   test('no project file: a clear line on stderr, exit 1', () => {
     const r = cli(tree({}), 'validate');
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe('Error: No project file at schemasync.yaml\n  Run `schemasync init` to create one, or pass --config <file>.\n');
+    expect(r.stderr).toBe('Error: No project file at schemasync.yaml\n  hint: Run `schemasync init` to create one, or pass --config <file>.\n');
   });
 
   test('YAML syntax errors and duplicate keys are located; the other files are still checked', () => {

@@ -1,10 +1,11 @@
+import { isBuiltinRole } from '../../model/roles.js';
 import type { FastifyInstance } from 'fastify';
 import type { ViewDecl } from '../../model/declaration.js';
 import { requireKeyRole, viewNotFound } from '../../store/index.js';
 import type { Scope } from '../../store/types.js';
 import { actorOf, type RouteDeps } from '../context.js';
 import { ok } from '../envelope.js';
-import { requireWithinRights, scopesToGrant } from '../permissions.js';
+import { requirePermission, requireWithinRights, scopesToGrant } from '../permissions.js';
 import * as s from '../schemas/admin.js';
 
 /** Keys and views (contract.md §3 "Roles, keys, views"). */
@@ -14,7 +15,9 @@ export async function adminRoutes(app: FastifyInstance, { store, authCache }: Ro
     { schema: s.createKeySchema, config: { action: 'keys:manage' } },
     async (request, reply) => {
       const actor = actorOf(request);
-      requireKeyRole(request.body.role);
+      // A built-in role needs no lookup; a custom one must exist (read before the sync check).
+      const custom = isBuiltinRole(request.body.role) ? undefined : await store.findRole(request.body.role);
+      requireKeyRole(request.body.role, () => custom !== undefined);
       // The answer carries the scopes actually stored, so a caller who asked for none sees
       // that its new key inherited the creator's limits rather than being unlimited.
       const scopes = scopesToGrant(actor, request.body.scopes);
@@ -80,6 +83,10 @@ export async function adminRoutes(app: FastifyInstance, { store, authCache }: Ro
     '/views/:name/records',
     { schema: s.runViewSchema, config: { action: 'records:read' } },
     async (request) => {
+      const view = await store.findView(request.params.name);
+      if (!view) throw viewNotFound(request.params.name);
+      // A custom role reads records per object: the view's object decides.
+      requirePermission(actorOf(request), 'records:read', { object: view.object, record: 'read' });
       const { limit, cursor } = request.query;
       const page = await store.runView(request.params.name, { ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) });
       return ok(page.records, { nextCursor: page.nextCursor, ...(page.total !== undefined ? { total: page.total } : {}) });

@@ -77,10 +77,10 @@ export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Pr
     { schema: s.uploadDocumentSchema, config: { ...write, swaggerTransform: s.uploadDocumentDocs } },
     async (request, reply) => {
       const actor = actorOf(request);
-      // Attaching changes the record too.
-      requirePermission(actor, 'records:write');
-      const files = filesOf(store);
       const { objectName, recordId, attribute } = request.params;
+      // Attaching changes the record too.
+      requirePermission(actor, 'records:write', { object: objectName, record: 'update' });
+      const files = filesOf(store);
       const doc = await readMultipart<DocumentOut>(request, (part, title, untilBodyEnds) =>
         files.uploadDocument(
           { object: objectName, recordId, attribute },
@@ -105,6 +105,8 @@ export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Pr
   app.delete<{ Params: IdParams }>('/documents/:id', { schema: s.deleteDocumentSchema, config: write }, async (request) => {
     const actor = actorOf(request);
     requirePermission(actor, 'records:write');
+    // Detaching changes the document's record: a custom role needs update on its object.
+    requirePermission(actor, 'records:write', { object: (await filesOf(store).getDocument(request.params.id)).object, record: 'update' });
     return ok(await filesOf(store).deleteDocument(request.params.id, actor));
   });
 }

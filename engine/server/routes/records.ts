@@ -16,13 +16,16 @@ interface RecordParams { objectName: string; id: string }
  * codes, etag / if-match, and idempotency keys on the POST routes.
  */
 export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): Promise<void> {
-  const write = { action: 'records:write' } as const;
-  const read = { action: 'records:read' } as const;
+  // The record action a custom role is checked for, on the route's object (permissions.ts).
+  const create = { action: 'records:write', record: 'create' } as const;
+  const update = { action: 'records:write', record: 'update' } as const;
+  const remove = { action: 'records:write', record: 'delete' } as const;
+  const read = { action: 'records:read', record: 'read' } as const;
 
   // Static segments first in the docs; find-my-way prefers them over :id anyway.
   app.post<{ Params: ObjectParams; Body: { records: Values[] } }>(
     '/records/:objectName/bulk-create',
-    { schema: s.bulkCreateSchema, config: write },
+    { schema: s.bulkCreateSchema, config: create },
     async (request, reply) =>
       withIdempotency(store, request, reply, 201, async (tx) => ({
         records: await tx.bulkCreate(request.params.objectName, request.body.records, actorOf(request)),
@@ -31,7 +34,7 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
 
   app.post<{ Params: ObjectParams; Body: { records: BulkUpdateItem[] } }>(
     '/records/:objectName/bulk-update',
-    { schema: s.bulkUpdateSchema, config: write },
+    { schema: s.bulkUpdateSchema, config: update },
     async (request, reply) =>
       withIdempotency(store, request, reply, 200, async (tx) => ({
         records: await tx.bulkUpdate(request.params.objectName, request.body.records, actorOf(request)),
@@ -40,7 +43,7 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
 
   app.post<{ Params: ObjectParams; Body: { ids: string[] } }>(
     '/records/:objectName/bulk-delete',
-    { schema: s.bulkDeleteSchema, config: write },
+    { schema: s.bulkDeleteSchema, config: remove },
     async (request, reply) =>
       withIdempotency(store, request, reply, 200, (tx) => tx.bulkDelete(request.params.objectName, request.body.ids)),
   );
@@ -71,7 +74,7 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
 
   app.post<{ Params: ObjectParams; Body: Values }>(
     '/records/:objectName',
-    { schema: s.createRecordSchema, config: write },
+    { schema: s.createRecordSchema, config: create },
     async (request, reply) =>
       withIdempotency(store, request, reply, 201, (tx) =>
         tx.createRecord(request.params.objectName, request.body, actorOf(request)),
@@ -86,7 +89,7 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
 
   app.put<{ Params: RecordParams; Body: Values; Headers: { 'if-match': string } }>(
     '/records/:objectName/:id',
-    { schema: s.updateRecordSchema, config: write },
+    { schema: s.updateRecordSchema, config: update },
     async (request, reply) => {
       // The schema makes if-match required and well-formed (contract.md §3), so this is defined.
       const ifMatch = parseIfMatch(request.headers['if-match']) ?? '*';
@@ -96,7 +99,7 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
     },
   );
 
-  app.delete<{ Params: RecordParams }>('/records/:objectName/:id', { schema: s.deleteRecordSchema, config: write }, async (request) =>
+  app.delete<{ Params: RecordParams }>('/records/:objectName/:id', { schema: s.deleteRecordSchema, config: remove }, async (request) =>
     ok(await store.deleteRecord(request.params.objectName, request.params.id)),
   );
 }

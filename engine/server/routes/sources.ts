@@ -2,20 +2,21 @@ import type { FastifyInstance } from 'fastify';
 import { ServiceError, isErrorCode, type ErrorCode } from '../../errors.js';
 import type { AllowDestructive } from '../../plan/types.js';
 import type { PushOptions } from '../../store/types.js';
-import { parseIfMatch, type RouteDeps } from '../context.js';
+import { actorOf, parseIfMatch, type RouteDeps } from '../context.js';
 import { DeclarationCheck } from '../declaration-cache.js';
 import { ok } from '../envelope.js';
+import { pushAction, requirePermission } from '../permissions.js';
 import * as s from '../schemas/admin.js';
 
 /** Name codes a declaration can fail with, answered in preference to the generic one (contract.md §3). */
-const NAME_CODES: readonly ErrorCode[] = ['SCHEMA_INVALID_OBJECT_NAME', 'SCHEMA_RESERVED_OBJECT_NAME', 'SCHEMA_INVALID_ATTRIBUTE_NAME'];
+const NAME_CODES: readonly ErrorCode[] = ['SCHEMA_INVALID_OBJECT_NAME', 'SCHEMA_RESERVED_OBJECT_NAME', 'SCHEMA_INVALID_ATTRIBUTE_NAME', 'SCHEMA_SYSTEM_ENTITY_IMMUTABLE'];
 
 /**
  * /schema/sources/:id (contract.md §3 "Schema"). The push validates the declaration first
  * (400, with the spec's name codes), then hands it to the store, which plans, refuses in
  * the contract's order and applies in one transaction. Exempt from rate limits (Limits rule 1).
  */
-export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): Promise<void> {
+export async function sourceRoutes(app: FastifyInstance, { store, authCache }: RouteDeps): Promise<void> {
   const check = new DeclarationCheck();
   app.get<{ Params: { id: string } }>(
     '/schema/sources/:id',
@@ -32,6 +33,7 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
         declaration: source.declaration,
         objects: (await store.listObjects()).filter(ownedBy).map((o) => o.name),
         views: (await store.listViews()).filter(ownedBy).map((v) => v.name),
+        roles: (await store.listRoles()).filter(ownedBy).map((r) => r.name),
       });
     },
   );
@@ -40,10 +42,14 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
     Params: { id: string };
     Headers: { 'if-match'?: string };
     Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive };
-  }>('/schema/sources/:id', { schema: s.pushSourceSchema, config: { action: 'schema:write' } }, async (request) => {
+  }>('/schema/sources/:id', { schema: s.pushSourceSchema, config: { action: 'schema:read' } }, async (request) => {
     const body = request.body;
+    // The route lets every schema reader in; what the push does decides the rest (a dry run
+    // reads, a real push writes), checked before the body is even validated.
+    requirePermission(actorOf(request), pushAction(body.dryRun === true));
     const raw = { objects: {}, views: {}, ...(body.declaration as object) };
-    const result = check.validate(request.params.id, raw);
+    const stored = new Set((await store.listObjects()).map((o) => o.name));
+    const result = check.validate(request.params.id, raw, () => stored);
     const errors = result.diagnostics.filter((d) => d.severity === 'error');
     if (!result.value || errors.length > 0) {
       const named = errors.find((d) => isErrorCode(d.code) && NAME_CODES.includes(d.code));
@@ -61,6 +67,9 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
     if (body.allowDestructive !== undefined) options.allowDestructive = body.allowDestructive;
     const ifMatch = parseIfMatch(request.headers['if-match']);
     if (typeof ifMatch === 'number') options.ifMatch = ifMatch;
-    return ok(await store.pushSource(request.params.id, result.value, options));
+    const pushed = await store.pushSource(request.params.id, result.value, options);
+    // A role rename moved keys to the new role name: remembered authentications carry the old one.
+    if (pushed.applied && pushed.plan.steps.some((x) => x.action === 'rename_role')) authCache?.clear();
+    return ok(pushed);
   });
 }

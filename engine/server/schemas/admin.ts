@@ -123,11 +123,12 @@ export const runViewSchema = {
 
 const declaration = {
   type: 'object',
-  description: 'The declaration, shaped like the YAML: objects keyed by name (attributes keyed by name), views keyed by name.',
+  description: 'The declaration, shaped like the YAML: objects keyed by name (attributes keyed by name), views and roles keyed by name.',
   additionalProperties: false,
   properties: {
     objects: { type: 'object', additionalProperties: { type: 'object' } },
     views: { type: 'object', additionalProperties: { type: 'object' } },
+    roles: { type: 'object', additionalProperties: { type: 'object' } },
   },
 } as const;
 
@@ -136,7 +137,7 @@ export const getSourceSchema = {
   params: idParam('id', 'the schema source id'),
   response: responses(200, {
     type: 'object',
-    required: ['id', 'version', 'appliedAt', 'declaration', 'objects', 'views'],
+    required: ['id', 'version', 'appliedAt', 'declaration', 'objects', 'views', 'roles'],
     properties: {
       id: { type: 'string' },
       version: { type: 'integer' },
@@ -144,6 +145,7 @@ export const getSourceSchema = {
       declaration,
       objects: { type: 'array', items: { type: 'string' } },
       views: { type: 'array', items: { type: 'string' } },
+      roles: { type: 'array', items: { type: 'string' } },
     },
   }),
 };

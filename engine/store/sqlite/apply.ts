@@ -6,6 +6,7 @@ import type { Plan, Step, StepAction } from '../../plan/types.js';
 import { specOfStored } from './catalog.js';
 import { now } from './database.js';
 import { renameRecordTable } from './ddl.js';
+import { dropRole, renameObjectInRoles, renameRole, upsertRole } from './roles.js';
 import type { SqliteStore } from './core.js';
 
 /**
@@ -38,11 +39,12 @@ const HANDLERS: { [A in StepAction]: Handler<A> } = {
     const o = store.requireObject(step.from);
     renameRecordTable(store.db, step.from, step.to);
     store.db.prepare('UPDATE _ss_objects SET name = ?, updated_at = ? WHERE id = ?').run(step.to, now(), o.id);
-    // Links by name follow the rename: relation targets, views, document slots.
+    // Links by name follow the rename: relation targets, views, roles, document slots.
     store.db
       .prepare("UPDATE _ss_attributes SET spec = json_set(spec, '$.target', ?) WHERE json_extract(spec, '$.type') = 'relation' AND json_extract(spec, '$.target') = ?")
       .run(step.to, step.from);
     store.db.prepare("UPDATE _ss_views SET decl = json_set(decl, '$.object', ?) WHERE json_extract(decl, '$.object') = ?").run(step.to, step.from);
+    renameObjectInRoles(store.db, step.from, step.to);
     if (store.files) store.db.prepare('UPDATE _ss_documents SET object = ? WHERE object = ?').run(step.to, step.from);
     store.schemaChanged();
   },
@@ -98,6 +100,18 @@ const HANDLERS: { [A in StepAction]: Handler<A> } = {
   },
   drop_view(step, ctx) {
     ctx.store.db.prepare('DELETE FROM _ss_views WHERE name = ?').run(step.view);
+  },
+  create_role(step, ctx) {
+    upsertRole(ctx.store.db, step.role, step.decl, ctx.owner);
+  },
+  change_role(step, ctx) {
+    upsertRole(ctx.store.db, step.role, step.to, ctx.owner);
+  },
+  rename_role(step, ctx) {
+    renameRole(ctx.store.db, step.from, step.to);
+  },
+  drop_role(step, ctx) {
+    dropRole(ctx.store.db, step.role);
   },
 };
 

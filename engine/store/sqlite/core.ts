@@ -6,7 +6,8 @@ import { ServiceError, type FieldError } from '../../errors.js';
 import { SYSTEM_SPECS, type AttributePatch, type AttributeSpec } from '../../model/attribute.js';
 import type { Declaration, ViewDecl } from '../../model/declaration.js';
 import { objectNameProblem, quoteName, sqlIdent } from '../../model/names.js';
-import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../../model/stored.js';
+import type { RoleDecl } from '../../model/roles.js';
+import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../../model/stored.js';
 import { CODECS, type SqlValue } from './codecs.js';
 import { afterBackfill, type DataFacts } from '../../plan/facts.js';
 import { violationMessage } from '../../plan/messages.js';
@@ -23,6 +24,7 @@ import { Idempotency } from './idempotency.js';
 import { Keys } from './keys.js';
 import { pushSource } from './push.js';
 import { checkAttributeInput, mergeAttributePatch } from '../schema-input.js';
+import { checkPermissionObjects, checkRoleName, dropRole, findRole, listRoles, refuseBuiltin, refuseIfKeysHold, refuseSourceOwned, roleNotFound, upsertRole } from './roles.js';
 import { searchRecords } from './search.js';
 import { checkRuntimeView, deleteRuntimeView, putRuntimeView, refuseIfViewsRead, renameAttributeInViews, viewNotFound } from './views.js';
 import type {
@@ -94,7 +96,7 @@ export class SqliteStore {
     this.driver = new SqliteDriver(options.path);
     this.db = this.driver.db;
     this.idempotency = new Idempotency(this.db);
-    this.keys = new Keys(this.db);
+    this.keys = new Keys(this.db, (role) => findRole(this.db, role) !== undefined);
     if (options.filesDir !== false) {
       const blobs = new BlobStore(options.filesDir ?? join(dirname(options.path), 'files'));
       this.files = new FilesEngine(this.db, blobs, this, {
@@ -808,6 +810,52 @@ export class SqliteStore {
 
   countActiveKeys(): number {
     return this.keys.countActive();
+  }
+
+  // ------------------------------------------------------------------ custom roles
+
+  listRoles(): StoredRole[] {
+    return listRoles(this.db);
+  }
+
+  findRole(name: string): StoredRole | undefined {
+    return findRole(this.db, name);
+  }
+
+  /** POST /roles: a runtime role over stored objects. */
+  createRole(name: string, decl: RoleDecl): StoredRole {
+    refuseBuiltin(name);
+    checkRoleName(name);
+    return this.tx(() => {
+      if (findRole(this.db, name)) throw new ServiceError('SCHEMA_CONFLICT', `A role named "${name}" already exists; change it with PUT /roles/${name}`);
+      checkPermissionObjects(decl, [...this.objects().keys()]);
+      upsertRole(this.db, name, decl, { kind: 'runtime' });
+      return findRole(this.db, name)!;
+    });
+  }
+
+  /** PUT /roles/:id: replaces a runtime role's definition. */
+  putRole(name: string, decl: RoleDecl): StoredRole {
+    refuseBuiltin(name);
+    return this.tx(() => {
+      const role = findRole(this.db, name);
+      if (!role) throw roleNotFound(name);
+      refuseSourceOwned(role);
+      checkPermissionObjects(decl, [...this.objects().keys()]);
+      upsertRole(this.db, name, decl, role.owner);
+      return findRole(this.db, name)!;
+    });
+  }
+
+  deleteRole(name: string): void {
+    refuseBuiltin(name);
+    this.tx(() => {
+      const role = findRole(this.db, name);
+      if (!role) throw roleNotFound(name);
+      refuseSourceOwned(role);
+      refuseIfKeysHold(this.db, name);
+      dropRole(this.db, name);
+    });
   }
 
   // ------------------------------------------------------------------ views, sources, sync

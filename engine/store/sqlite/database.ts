@@ -43,6 +43,22 @@ CREATE TABLE IF NOT EXISTS _ss_views (
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL
 ) STRICT;
+CREATE TABLE IF NOT EXISTS _ss_roles (
+  name TEXT PRIMARY KEY,
+  decl TEXT NOT NULL,
+  owner_kind TEXT NOT NULL,
+  owner_id TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS _ss_roles (
+  name TEXT PRIMARY KEY,
+  decl TEXT NOT NULL,
+  owner_kind TEXT NOT NULL,
+  owner_id TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+) STRICT;
 CREATE TABLE IF NOT EXISTS _ss_sources (
   id TEXT PRIMARY KEY,
   version INTEGER NOT NULL,

@@ -2,7 +2,8 @@ import { intColumn } from './rows.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../../errors.js';
 import { now, writeTransaction, type Db } from './database.js';
-import { BUILTIN_ROLES, SCOPES, type Actor, type KeyOut, type Scope } from '../types.js';
+import { BUILTIN_ROLES, isBuiltinRole } from '../../model/roles.js';
+import { SCOPES, type Actor, type KeyOut, type Scope } from '../types.js';
 
 /**
  * API keys (issue 3 "Auth"): the secret is `ssk_<keyId>_<32 random bytes base64url>`, shown
@@ -40,20 +41,21 @@ const toKey = (r: KeyRow): KeyOut => ({
 const fullRights = (scopes: readonly Scope[] | null): boolean => scopes === null || SCOPES.every((s) => scopes.includes(s));
 
 /**
- * A key holds a built-in role. Exported so the keys route can answer an unknown role with
- * this 404 before it weighs whether the caller may grant that role (a 403 would hide the typo).
+ * A key holds a built-in role or a custom one that exists (contract.md §3: "Keys may name a
+ * custom role"). Exported so the keys route can answer an unknown role with this 404 before
+ * it weighs whether the caller may grant that role (a 403 would hide the typo).
  */
-export function requireKeyRole(role: string): void {
-  if (!(BUILTIN_ROLES as readonly string[]).includes(role)) {
-    throw new ServiceError('SCHEMA_ROLE_NOT_FOUND', `Role "${role}" does not exist (built-in roles: ${BUILTIN_ROLES.join(', ')})`);
+export function requireKeyRole(role: string, customExists: (name: string) => boolean): void {
+  if (!isBuiltinRole(role) && !customExists(role)) {
+    throw new ServiceError('SCHEMA_ROLE_NOT_FOUND', `Role "${role}" does not exist (built-in roles: ${BUILTIN_ROLES.join(', ')}; custom roles: schemasync roles list)`);
   }
 }
 
 export class Keys {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly customRoleExists: (name: string) => boolean) {}
 
   create(input: { name: string; role: string; scopes?: Scope[] | null }): { key: KeyOut; secret: string } {
-    requireKeyRole(input.role);
+    requireKeyRole(input.role, this.customRoleExists);
     const scopes = input.scopes ?? null;
     const bad = (scopes ?? []).filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (bad.length > 0) {
@@ -87,7 +89,7 @@ export class Keys {
   revoke(id: string): void {
     writeTransaction(this.db, () => {
       const key = this.get(id);
-      if (!key) throw new ServiceError('ROUTE_NOT_FOUND', `API key ${id} does not exist`);
+      if (!key) throw new ServiceError('SCHEMA_KEY_NOT_FOUND', `API key ${id} does not exist`);
       if (key.revokedAt !== null) return;
       if (key.role === 'owner') {
         // The last-owner rule (issue 3 "Auth") keeps an owner able to do everything: a scoped

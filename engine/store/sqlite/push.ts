@@ -3,6 +3,7 @@ import type { Declaration } from '../../model/declaration.js';
 import { sameJson } from '../../model/same-json.js';
 import { planPush, refusal } from '../../plan/index.js';
 import { now } from './database.js';
+import { keysWithRole, listRoles } from './roles.js';
 import type { SqliteStore } from './core.js';
 import type { PushOptions, PushResult } from '../types.js';
 
@@ -38,7 +39,8 @@ interface Outcome {
 
 function planAndApply(store: SqliteStore, id: string, declaration: Declaration, options: PushOptions): Outcome {
   const source = store.findSource(id);
-  const plan = planPush({ sourceId: id, declaration, objects: store.listObjects(), views: store.listViews(), source, facts: store.facts() });
+  const roles = listRoles(store.db).map((r) => ({ ...r, keys: keysWithRole(store.db, r.name) }));
+  const plan = planPush({ sourceId: id, declaration, objects: store.listObjects(), views: store.listViews(), roles, source, facts: store.facts() });
   const currentVersion = source?.version ?? 0;
   if (options.dryRun) return { result: { version: currentVersion, applied: false, plan } };
   const refused = refusal(plan, {

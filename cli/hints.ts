@@ -1,0 +1,73 @@
+import { ROLE_ACTIONS, type Action } from '../engine/server/permissions.js';
+import type { InstanceContext } from './instance.js';
+import { resolveInstance } from './instance.js';
+
+/**
+ * The `hint:` lines the CLI adds to a service refusal it knows the remedy for
+ * (contract.md §4). Loaded only when a command fails, so `--help` stays light.
+ */
+
+/**
+ * What each command needs of its key (contract.md §3 role table). `plan` is a dry run,
+ * so schema read; `sync` pushes, so schema write. Keyed by command, then sub-command.
+ */
+const NEEDS: Readonly<Record<string, Action | Readonly<Record<string, Action>>>> = {
+  plan: 'schema:read',
+  sync: 'schema:write',
+  pull: 'schema:read',
+  watch: 'schema:write',
+  keys: 'keys:manage',
+  files: { upload: 'files:write', rm: 'files:write', delete: 'files:write', get: 'files:read', download: 'files:read' },
+};
+
+/** The action a command needs, when the table knows it. */
+export function actionFor(command: string, args: readonly string[]): Action | undefined {
+  const need = NEEDS[command];
+  if (need === undefined) return undefined;
+  return typeof need === 'string' ? need : need[args[0] ?? ''];
+}
+
+/** "owner, admin or member": the built-in roles whose table row allows the action. */
+function rolesAllowing(action: Action): string {
+  const roles = Object.keys(ROLE_ACTIONS).filter((r) => ROLE_ACTIONS[r]!.has(action));
+  return roles.length <= 1 ? roles.join('') : `${roles.slice(0, -1).join(', ')} or ${roles[roles.length - 1]}`;
+}
+
+export function forbiddenHint(command: string, args: readonly string[]): string | undefined {
+  const action = actionFor(command, args);
+  if (action === undefined) return undefined;
+  return `\`schemasync ${command}\` needs ${action}: a key with role ${rolesAllowing(action)}, and the ${action} scope if the key has scopes (schemasync keys create <name> --role … --scopes …).`;
+}
+
+const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1', '0.0.0.0']);
+
+/** A local server (`serve`/`dev`) is the one whose limits the user can switch off. */
+export function throttledHint(baseUrl: string | undefined): string {
+  let local = false;
+  try {
+    local = baseUrl !== undefined && LOCAL_HOSTS.has(new URL(baseUrl).hostname);
+  } catch {
+    local = false;
+  }
+  return local
+    ? 'The local server limits requests per client and minute, as the hosted service does; for development restart it with --no-rate-limit (schemasync dev --no-rate-limit), or wait a minute.'
+    : 'The instance limits requests per client and minute; wait a minute and run it again.';
+}
+
+/** The hint for a failure from an instance, or undefined when the CLI knows no remedy. */
+export function serviceHint(
+  failure: { status: number; code?: string | undefined },
+  command: { name: string; args: readonly string[]; ctx: InstanceContext },
+): string | undefined {
+  if (failure.status === 403 && failure.code === 'SCHEMA_FORBIDDEN') return forbiddenHint(command.name, command.args);
+  if (failure.status === 429) {
+    let baseUrl: string | undefined;
+    try {
+      baseUrl = resolveInstance(command.ctx).baseUrl;
+    } catch {
+      baseUrl = undefined;
+    }
+    return throttledHint(baseUrl);
+  }
+  return undefined;
+}

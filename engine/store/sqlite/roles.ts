@@ -1,0 +1,125 @@
+import { closest } from '../../declaration/suggest.js';
+import { ServiceError, type FieldError } from '../../errors.js';
+import { objectNameProblem, quoteName } from '../../model/names.js';
+import { isBuiltinRole, renameRoleObject, type RoleDecl } from '../../model/roles.js';
+import type { Owner, StoredRole } from '../../model/stored.js';
+import { ownerOf } from './catalog.js';
+import { now, type Db } from './database.js';
+
+/**
+ * Custom roles (contract.md §3 "Roles, keys, views", §2 `roles:`): rows of `_ss_roles`,
+ * runtime (POST/PUT/DELETE /roles) or owned by the source that declared them. Runs inside
+ * the caller's transaction. Keys name their role by name, so a role rename moves them.
+ */
+interface RoleRow {
+  name: string;
+  decl: string;
+  owner_kind: string;
+  owner_id: string | null;
+}
+
+const toRole = (r: RoleRow): StoredRole => {
+  const decl = JSON.parse(r.decl) as RoleDecl;
+  return { name: r.name, ...decl, owner: ownerOf(r.owner_kind, r.owner_id) };
+};
+
+/** What is stored of a declaration: `renamedFrom` is a sync hint, never stored. */
+const storedDecl = (decl: RoleDecl): string => {
+  const { renamedFrom: _r, ...rest } = decl;
+  return JSON.stringify(rest);
+};
+
+export function listRoles(db: Db): StoredRole[] {
+  return (db.prepare('SELECT name, decl, owner_kind, owner_id FROM _ss_roles ORDER BY name').all() as RoleRow[]).map(toRole);
+}
+
+export function findRole(db: Db, name: string): StoredRole | undefined {
+  const row = db.prepare('SELECT name, decl, owner_kind, owner_id FROM _ss_roles WHERE name = ?').get(name) as RoleRow | undefined;
+  return row ? toRole(row) : undefined;
+}
+
+/** Active keys holding the role, for the refusal that names them (a revoked key needs nothing). */
+export function keysWithRole(db: Db, role: string): { id: string; name: string }[] {
+  return db.prepare('SELECT id, name FROM _ss_keys WHERE role = ? AND revoked_at IS NULL ORDER BY created_at, id').all(role) as { id: string; name: string }[];
+}
+
+export function upsertRole(db: Db, name: string, decl: RoleDecl, owner: Owner): void {
+  const t = now();
+  db.prepare(
+    'INSERT INTO _ss_roles (name, decl, owner_kind, owner_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ' +
+      'ON CONFLICT(name) DO UPDATE SET decl = excluded.decl, owner_kind = excluded.owner_kind, owner_id = excluded.owner_id, updated_at = excluded.updated_at',
+  ).run(name, storedDecl(decl), owner.kind, owner.id ?? null, t, t);
+}
+
+export function dropRole(db: Db, name: string): void {
+  db.prepare('DELETE FROM _ss_roles WHERE name = ?').run(name);
+}
+
+/** A role renamed in place (`renamedFrom`): its keys keep working under the new name. */
+export function renameRole(db: Db, from: string, to: string): void {
+  db.prepare('UPDATE _ss_roles SET name = ?, updated_at = ? WHERE name = ?').run(to, now(), from);
+  db.prepare('UPDATE _ss_keys SET role = ? WHERE role = ?').run(to, from);
+}
+
+/** An object renamed: every stored role's permissions follow it (contract.md §2). */
+export function renameObjectInRoles(db: Db, from: string, to: string): void {
+  const update = db.prepare('UPDATE _ss_roles SET decl = ?, updated_at = ? WHERE name = ?');
+  for (const role of listRoles(db)) {
+    const { name, owner: _o, ...decl } = role;
+    const next = renameRoleObject(decl, from, to);
+    if (next) update.run(JSON.stringify(next), now(), name);
+  }
+}
+
+// ---------------------------------------------------------------- the runtime routes' rules
+
+/** Built-in roles are system entities (spec: SCHEMA_SYSTEM_ENTITY_IMMUTABLE, 403). */
+export function refuseBuiltin(name: string): void {
+  if (isBuiltinRole(name)) {
+    throw new ServiceError('SCHEMA_SYSTEM_ENTITY_IMMUTABLE', `The role "${name}" is built in and cannot be created, changed or deleted`);
+  }
+}
+
+export function roleNotFound(name: string): ServiceError {
+  return new ServiceError('SCHEMA_ROLE_NOT_FOUND', `No role named ${quoteName(name)}`);
+}
+
+/** A role name follows the object-name rule (contract.md §2); the spec has no role-name code. */
+export function checkRoleName(name: string): void {
+  const problem = objectNameProblem(name);
+  if (problem) {
+    const message = problem.message.replace(/^Object name/, 'Role name');
+    throw new ServiceError('SCHEMA_VALIDATION_FAILED', message, { errors: [{ path: ['name'], message }] });
+  }
+}
+
+/** Every object a permission names must be stored ("*" aside), with the near miss. */
+export function checkPermissionObjects(decl: RoleDecl, stored: readonly string[]): void {
+  const known = new Set(stored);
+  const errors: FieldError[] = [];
+  decl.permissions.forEach((p, i) => {
+    if (p.object === '*' || known.has(p.object)) return;
+    const near = closest(p.object, known);
+    errors.push({ path: ['permissions', i, 'object'], message: `no object named ${quoteName(p.object)}${near ? ` (did you mean "${near}"?)` : ''}` });
+  });
+  if (errors.length > 0) throw new ServiceError('SCHEMA_VALIDATION_FAILED', errors.map((e) => e.message).join('; '), { errors });
+}
+
+/** A role a source declared is the source's: runtime routes may not change it (as views). */
+export function refuseSourceOwned(role: StoredRole): void {
+  if (role.owner.kind !== 'runtime') {
+    const who = role.owner.kind === 'source' ? `source "${role.owner.id ?? ''}"` : role.owner.kind;
+    throw new ServiceError('SCHEMA_DUPLICATE', `The role "${role.name}" is owned by ${who}; change it in that source's declaration`);
+  }
+}
+
+/** Deleting a role that active keys hold would strand them: refused, naming the keys. */
+export function refuseIfKeysHold(db: Db, name: string): void {
+  const keys = keysWithRole(db, name);
+  if (keys.length === 0) return;
+  const list = keys.slice(0, 5).map((k) => `${k.id} "${k.name}"`).join(', ') + (keys.length > 5 ? `, and ${keys.length - 5} more` : '');
+  throw new ServiceError('SCHEMA_CONFLICT', `The role "${name}" is held by ${keys.length} active key${keys.length === 1 ? '' : 's'}: ${list}`, {
+    fix: `revoke those keys (schemasync keys revoke <id>) or give their holders keys of another role first`,
+  });
+}
+
