@@ -50,9 +50,18 @@ export class QueuedStore implements Store {
   transaction = async <T>(fn: (tx: Store) => Promise<T>): Promise<T> => {
     const tx = new QueuedStore(this.core, this.driver, atOnce);
     try {
-      return await this.driver.transaction(() => fn(tx));
+      return await this.driver.transaction(async () => {
+        try {
+          return await fn(tx);
+        } catch (err) {
+          // The rollback undoes whatever schema the body wrote: the object cache goes with it,
+          // before the connection is free for the next call.
+          this.core.schemaChanged();
+          throw err;
+        }
+      });
     } catch (err) {
-      // The rollback undid whatever schema the body wrote: the object cache goes with it.
+      // A COMMIT that failed rolled back too.
       this.core.schemaChanged();
       throw err;
     } finally {
