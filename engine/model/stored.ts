@@ -14,6 +14,16 @@ export interface Owner {
   id?: string;
 }
 
+/** The one ownership rule (contract.md §3): owned by this source, by its id. */
+export function isOwnedBySource(owner: Owner, sourceId: string): boolean {
+  return owner.kind === 'source' && owner.id === sourceId;
+}
+
+/** An owner as messages name it: `source crm`, `bundle core-crm`, `runtime`, `core`. */
+export function ownerText(owner: Owner): string {
+  return owner.kind === 'source' || owner.kind === 'bundle' ? `${owner.kind} ${owner.id ?? ''}`.trim() : owner.kind;
+}
+
 export interface StoredAttribute extends AttributeSpec {
   id: string;
   /** System-protected (service-interface.md Resources rule 1): never changed or dropped. */

@@ -1,7 +1,7 @@
 import type { AttributeSpec } from '../model/attribute.js';
 import type { AttributeDecl } from '../model/declaration.js';
 import { attributeNameProblem, isDeclarableAttributeName } from '../model/names.js';
-import type { StoredAttribute } from '../model/stored.js';
+import { isOwnedBySource, type StoredAttribute } from '../model/stored.js';
 import { isWidening } from '../model/types/registry.js';
 import { attributeChanges, compact, DATA_FIELDS } from './compare.js';
 import { afterBackfill, SAMPLE_IDS, type DataFacts } from './facts.js';
@@ -49,7 +49,7 @@ export function storedSpec(a: StoredAttribute): AttributeSpec {
 
 /** The source owns an attribute it declared before, or one the store says it owns. */
 function ownedBy(a: StoredAttribute, sourceId: string, previously: ReadonlySet<string>): boolean {
-  if (a.owner.kind === 'source') return a.owner.id === sourceId;
+  if (a.owner.kind === 'source') return isOwnedBySource(a.owner, sourceId);
   return a.owner.kind !== 'runtime' && previously.has(a.name);
 }
 

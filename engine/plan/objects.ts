@@ -1,6 +1,6 @@
 import type { ObjectDecl } from '../model/declaration.js';
 import { objectNameProblem } from '../model/names.js';
-import type { Owner, StoredObject } from '../model/stored.js';
+import { isOwnedBySource, ownerText, type StoredObject } from '../model/stored.js';
 import { sameValue } from './compare.js';
 import * as msg from './messages.js';
 import type { Conflict, FieldChange } from './types.js';
@@ -13,19 +13,17 @@ import type { Conflict, FieldChange } from './types.js';
  * runtime one, which the attribute diff reports as SCHEMA_SYNC_CONFLICT. Adoption is a
  * `change_object` step with an `owner` field change, so the store knows to re-own it.
  */
-export function ownerText(owner: Owner): string {
-  return owner.kind === 'source' || owner.kind === 'bundle' ? `${owner.kind} ${owner.id ?? ''}`.trim() : owner.kind;
-}
+export { ownerText };
 
 /** Only the source's own objects are dropped when no longer declared (contract.md §3). */
 export function ownsObject(o: StoredObject, sourceId: string): boolean {
-  return o.owner.kind === 'source' && o.owner.id === sourceId;
+  return isOwnedBySource(o.owner, sourceId);
 }
 
 /** The conflict that stops the source from declaring `o` as `name`, if any. */
 export function ownershipConflict(o: StoredObject, name: string, sourceId: string): Conflict | undefined {
   if (o.owner.kind === 'runtime') return undefined;
-  if (o.owner.kind === 'source' && o.owner.id === sourceId) return undefined;
+  if (isOwnedBySource(o.owner, sourceId)) return undefined;
   return { code: 'SCHEMA_DUPLICATE_OBJECT', target: name, rule: 'ownership', ...msg.ownedElsewhere('object', name, ownerText(o.owner)) };
 }
 

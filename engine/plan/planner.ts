@@ -1,5 +1,5 @@
 import type { Declaration, ObjectDecl } from '../model/declaration.js';
-import type { StoredObject, StoredSource, StoredView } from '../model/stored.js';
+import { isOwnedBySource, type StoredObject, type StoredSource, type StoredView } from '../model/stored.js';
 import { diffAttributes, renameClashes, specOf } from './attributes.js';
 import type { DataFacts } from './facts.js';
 import * as msg from './messages.js';
@@ -214,7 +214,7 @@ function referenceConflicts(
       if (a.type !== 'relation') continue;
       // declared attributes were counted above; the source's own undeclared ones are
       // dropped by this push; runtime ones on kept objects and other owners' stay
-      if (declaredName !== undefined && (a.owner.kind === 'source' && a.owner.id === sourceId)) continue;
+      if (declaredName !== undefined && isOwnedBySource(a.owner, sourceId)) continue;
       if (declaredName !== undefined && a.name in (declaration.objects[declaredName]?.attributes ?? {})) continue;
       if (declaredName === undefined && o.name in declaration.objects) continue;
       note(a.target, `${declaredName ?? o.name}.${a.name}`);

@@ -1,5 +1,5 @@
 import type { RoleDecl } from '../model/roles.js';
-import type { StoredRole } from '../model/stored.js';
+import { ownerText, type StoredRole } from '../model/stored.js';
 import { compact, sameValue } from './compare.js';
 import * as msg from './messages.js';
 import type { Conflict, FieldChange, Step } from './types.js';
@@ -28,7 +28,6 @@ const declOf = (d: RoleDecl): RoleDecl => {
   return compact({ ...rest, schema: rest.schema ?? 'none' } as RoleDecl);
 };
 
-const ownerText = (r: StoredRole): string => (r.owner.kind === 'source' ? `source ${r.owner.id ?? ''}`.trim() : r.owner.kind);
 const mine = (r: StoredRole, sourceId: string, previously: ReadonlySet<string>): boolean =>
   r.owner.kind === 'source' ? r.owner.id === sourceId : r.owner.kind !== 'runtime' && previously.has(r.name);
 
@@ -60,7 +59,7 @@ export function diffRoles(
       continue;
     }
     if (cur.owner.kind !== 'runtime' && !mine(cur, sourceId, previouslyDeclared)) {
-      conflicts.push({ code: 'SCHEMA_DUPLICATE', target, rule: 'ownership', ...msg.ownedElsewhere('role', target, ownerText(cur)) });
+      conflicts.push({ code: 'SCHEMA_DUPLICATE', target, rule: 'ownership', ...msg.ownedElsewhere('role', target, ownerText(cur.owner)) });
       continue;
     }
     const was = roleDecl(cur);
@@ -98,7 +97,7 @@ export function roleReferenceConflicts(steps: readonly Step[], stored: readonly 
   for (const r of stored) {
     if (Object.hasOwn(declared, r.name) || droppedRoles.has(r.name)) continue;
     for (const object of new Set(r.permissions.map((p) => p.object))) {
-      if (dropped.has(object)) out.push({ code: 'SCHEMA_SYNC_CONFLICT', target: `role:${r.name}`, rule: 'role_reference', ...msg.roleUses(r.name, ownerText(r), object) });
+      if (dropped.has(object)) out.push({ code: 'SCHEMA_SYNC_CONFLICT', target: `role:${r.name}`, rule: 'role_reference', ...msg.roleUses(r.name, ownerText(r.owner), object) });
     }
   }
   return out;

@@ -1,5 +1,5 @@
 import type { ViewDecl } from '../model/declaration.js';
-import type { StoredView } from '../model/stored.js';
+import { isOwnedBySource, ownerText, type StoredView } from '../model/stored.js';
 import { viewAttributes } from '../model/view-refs.js';
 import { compact, sameValue } from './compare.js';
 import * as msg from './messages.js';
@@ -34,9 +34,8 @@ export function diffViews(
       continue;
     }
     const owner = cur.owner;
-    if (owner.kind !== 'runtime' && !(owner.kind === 'source' && owner.id === sourceId)) {
-      const who = owner.kind === 'source' ? `source ${owner.id ?? ''}`.trim() : owner.kind;
-      out.conflicts.push({ code: 'SCHEMA_DUPLICATE', target, rule: 'ownership', ...msg.ownedElsewhere('view', target, who) });
+    if (owner.kind !== 'runtime' && !isOwnedBySource(owner, sourceId)) {
+      out.conflicts.push({ code: 'SCHEMA_DUPLICATE', target, rule: 'ownership', ...msg.ownedElsewhere('view', target, ownerText(owner)) });
       continue;
     }
     const from = viewDecl(cur);
@@ -83,7 +82,7 @@ export function viewReferenceConflicts(steps: readonly Step[], stored: StoredVie
   for (const v of stored) {
     if (Object.hasOwn(declared, v.name) || droppedViews.has(v.name)) continue;
     const object = renamedObject.get(v.object) ?? v.object;
-    const owner = v.owner.kind === 'source' ? `source ${v.owner.id ?? ''}`.trim() : v.owner.kind;
+    const owner = ownerText(v.owner);
     const hits = droppedObjects.has(object) ? [object] : [...viewAttributes(v)].map((a) => `${object}.${a}`).filter((t) => droppedAttributes.has(t));
     for (const target of hits) {
       out.push({ code: 'SCHEMA_SYNC_CONFLICT', target: `view:${v.name}`, rule: 'view_reference', ...msg.viewUses(v.name, owner, target) });

@@ -1,3 +1,4 @@
+import { isOwnedBySource, type Owner } from '../../model/stored.js';
 import type { FastifyInstance } from 'fastify';
 import { ServiceError, isErrorCode, type ErrorCode } from '../../errors.js';
 import type { AllowDestructive } from '../../plan/types.js';
@@ -25,7 +26,7 @@ export async function sourceRoutes(app: FastifyInstance, { store, authCache }: R
       const { id } = request.params;
       const source = await store.findSource(id);
       if (!source) throw new ServiceError('SCHEMA_SOURCE_NOT_FOUND', `No schema source "${id}"`);
-      const ownedBy = (o: { owner: { kind: string; id?: string } }) => o.owner.kind === 'source' && o.owner.id === id;
+      const ownedBy = (o: { owner: Owner }) => isOwnedBySource(o.owner, id);
       return ok({
         id: source.id,
         version: source.version,
