@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
+import { mulberry32 } from '../support/random.js';
 
 // A property of the permission check (issue 16): for random custom roles × random scopes ×
 // routes, every answer is 403 exactly when the contract's role table (computed here, apart
@@ -28,16 +29,6 @@ function allowed(role: Role, scopes: readonly string[] | null, need: Need): bool
   }
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomCase(rnd: () => number): { role: Role; scopes: string[] | null } {
   const pick = <T,>(xs: readonly T[]): T[] => xs.filter(() => rnd() < 0.5);

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AttributeDecl, Declaration } from '../../engine/model/declaration.js';
 import { openStore } from '../../engine/store/index.js';
 import type { Store } from '../../engine/store/types.js';
+import { mulberry32 } from '../support/random.js';
 
 /**
  * PushOptions.handOver is a cache: the store keeps the pushed declaration object instead of
@@ -27,17 +28,6 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A small seeded PRNG (mulberry32), so a failure names the seed that reproduces it. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomDeclaration(next: () => number): Declaration {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
@@ -69,7 +59,7 @@ function reordered(d: Declaration): Declaration {
 describe('store: the handOver cache agrees with the uncached reads', () => {
   for (const seed of [1, 7, 42, 1234]) {
     it(`seed ${seed}: cached and uncached sources are the same after every push`, async () => {
-      const next = rng(seed);
+      const next = mulberry32(seed);
       for (let step = 0; step < 12; step++) {
         const decl = step % 3 === 2 ? reordered((await plain.findSource('s'))!.declaration) : randomDeclaration(next);
         const a = await cached.pushSource('s', structuredClone(decl), { allowDestructive: true, handOver: true });
