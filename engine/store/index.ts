@@ -822,6 +822,10 @@ export class SqliteStore implements Store {
     return this.keys.countActive();
   }
 
+  keysVersion(): number {
+    return this.keys.version();
+  }
+
   // ------------------------------------------------------------------ views, sources, sync
 
   listViews(): StoredView[] {

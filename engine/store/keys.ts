@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.js';
+import type { Statement } from 'better-sqlite3';
 import { now, writeTransaction, type Db } from './db.js';
 import { BUILTIN_ROLES, SCOPES, type Actor, type KeyOut, type Scope } from './types.js';
 
@@ -49,6 +50,8 @@ export function requireKeyRole(role: string): void {
 }
 
 export class Keys {
+  /** Read on every request: prepared once. */
+  private versionQuery: Statement | undefined;
   constructor(private readonly db: Db) {}
 
   create(input: { name: string; role: string; scopes?: Scope[] | null }): { key: KeyOut; secret: string } {
@@ -96,7 +99,24 @@ export class Keys {
         }
       }
       this.db.prepare('UPDATE _ss_keys SET revoked_at = ? WHERE id = ?').run(now(), id);
+      // In the revoke's own transaction: any process that reads the new version also reads
+      // the revoked row, so a cache it drops on seeing the change cannot re-admit the key.
+      this.db
+        .prepare("INSERT INTO _ss_meta (key, value) VALUES ('keys_version', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)")
+        .run();
     });
+  }
+
+  /**
+   * A counter bumped by every revocation, shared by every process on the database: the
+   * server reads it on each request (one indexed row) and forgets remembered
+   * authentications when it moved, so a revoke through one process is honoured by all the
+   * others from their next request on (issue 21).
+   */
+  version(): number {
+    this.versionQuery ??= this.db.prepare("SELECT value FROM _ss_meta WHERE key = 'keys_version'");
+    const row = this.versionQuery.get() as { value: string } | undefined;
+    return row ? Number(row.value) : 0;
   }
 
   authenticate(secret: string): Actor | null {
