@@ -1,33 +1,22 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startServeProcess, type ServeProcess } from './serve-process.js';
 
 // Two `schemasync serve` processes on one data folder (contract.md §8: processes sharing
 // the data behave as one service). Needs `npm run build`: the bin loads dist/.
-const bin = join(import.meta.dirname, '..', '..', 'bin', 'schemasync');
 const dataDir = mkdtempSync(join(tmpdir(), 'schemasync-revoke-'));
-const children = new Set<ChildProcess>();
+const servers: ServeProcess[] = [];
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const s of servers) s.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-function serve(): Promise<string> {
-  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--data', dataDir, '--quiet', '--no-rate-limit'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  let err = '';
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out.replace(/\x1b\[[0-9;]*m/g, ''));
-      if (m) resolve(m[1]!);
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-  });
+async function serve(): Promise<ServeProcess> {
+  const s = await startServeProcess(dataDir, ['--quiet']);
+  servers.push(s);
+  return s;
 }
 
 const call = (base: string, key: string, method: string, path: string, body?: unknown) =>
@@ -39,9 +28,8 @@ const call = (base: string, key: string, method: string, path: string, body?: un
 
 describe('key revocation across processes sharing a data folder', () => {
   it('a key revoked through one process is refused by the other on its very next request', async () => {
-    const a = await serve();
-    const b = await serve();
-    const owner = (JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as { apiKey: string }).apiKey;
+    const { baseUrl: a, ownerKey: owner } = await serve();
+    const { baseUrl: b } = await serve();
     for (let round = 0; round < 5; round++) {
       const made = await call(a, owner, 'POST', '/keys', { name: `member ${round}`, role: 'member' });
       expect(made.status).toBe(201);
