@@ -2,9 +2,10 @@ import type { AttributeSpec } from '../model/attribute.js';
 import type { Declaration, ObjectDecl } from '../model/declaration.js';
 import { objectNameProblem } from '../model/names.js';
 import { parseSize } from '../model/sizes.js';
+import { describeProblem, storedValueProblems } from '../model/stored-values.js';
 import { runSchema } from './ajv.js';
 import { translateAjvErrors } from './ajv-messages.js';
-import { hasErrors, isPlainObject, type Diagnostic, type ValidationResult } from './diagnostic.js';
+import { describePath, hasErrors, isPlainObject, type Diagnostic, type ValidationResult } from './diagnostic.js';
 import { checkAttributes, checkDeclarationRules, type RuleContext } from './rules.js';
 import { suggestName } from './suggest.js';
 
@@ -27,6 +28,7 @@ export function validateDeclaration(raw: unknown, options: { unreadable?: readon
   const ctx: RuleContext = { out: diagnostics, skip: new Set(diagnostics.map((d) => JSON.stringify(d.path))) };
   if (options.unreadable?.length) ctx.unreadable = options.unreadable;
   checkDeclarationRules(raw, ctx);
+  checkStoredValues(raw, diagnostics);
   if (hasErrors(diagnostics)) return { diagnostics };
   return { value: normalise(raw), diagnostics };
 }
@@ -71,12 +73,35 @@ export function validateAttributeInput(
   if (typeof raw['name'] === 'string' && raw['name'] !== name) {
     diagnostics.push(...validateAttributeInputName(raw['name']));
   }
+  checkStoredValues(raw, diagnostics);
   if (hasErrors(diagnostics)) return { diagnostics };
   const value: Record<string, unknown> = { ...raw };
   if (!options.partial) value['name'] = typeof raw['name'] === 'string' ? raw['name'] : name;
   if (value['maxFileSize'] !== undefined) value['maxFileSize'] = parseSize(value['maxFileSize']);
   return { value: value as unknown as AttributeSpec, diagnostics };
 }
+
+/**
+ * Every string and key the declaration would store (labels, options, patterns, view
+ * fields…) must pass the stored-value rules (stored-values.ts: well-formed Unicode, no
+ * prototype keys). Runs last and skips what is already reported at or above its path: a
+ * bad name has its own code, a default its own message (the type registry's).
+ */
+function checkStoredValues(raw: Record<string, unknown>, diagnostics: Diagnostic[]): void {
+  const reported = diagnostics.filter((d) => d.severity === 'error').map((d) => d.path);
+  for (const p of storedValueProblems(raw, 50)) {
+    if (reported.some((r) => r.length <= p.path.length && r.every((seg, i) => seg === p.path[i]))) continue;
+    diagnostics.push({
+      severity: 'error',
+      code: 'SCHEMA_VALIDATION_FAILED',
+      message: `${capitalise(describePath(p.path))}: ${describeProblem(p, '')}`,
+      path: p.path,
+      ...(p.onKey ? { on: 'key' as const } : {}),
+    });
+  }
+}
+
+const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 
 function validateAttributeInputName(name: string): Diagnostic[] {
   const result: Diagnostic[] = [];

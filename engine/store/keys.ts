@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.js';
+import { requireStoredValues } from '../model/stored-values.js';
 import type { Statement } from 'better-sqlite3';
 import { now, writeTransaction, type Db } from './db.js';
 import { BUILTIN_ROLES, SCOPES, type Actor, type KeyOut, type Scope } from './types.js';
@@ -56,6 +57,7 @@ export class Keys {
 
   create(input: { name: string; role: string; scopes?: Scope[] | null }): { key: KeyOut; secret: string } {
     requireKeyRole(input.role);
+    requireStoredValues({ name: input.name });
     const scopes = input.scopes ?? null;
     const bad = (scopes ?? []).filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (bad.length > 0) {
