@@ -161,7 +161,10 @@ async function parseParallel(paths: readonly string[], sizes: number[], diagnost
 
 function mergeParsed(parsedFiles: Parsed[], diagnostics: LocatedDiagnostic[]): LoadResult {
   const files: LoadedFile[] = [];
-  const merged: Declaration = { objects: {}, views: {} };
+  // Null-prototype maps: a name is only ever an own key. Assigning an object named
+  // "__proto__" to a plain object would set its prototype instead, hiding that object from
+  // the name rule and handing its contents to every lookup as inherited names (issue 21).
+  const merged: Declaration = { objects: Object.create(null) as Declaration['objects'], views: Object.create(null) as Declaration['views'] };
   const origin = { objects: new Map<string, number>(), views: new Map<string, number>() };
 
   parsedFiles.forEach((parsed, index) => {

@@ -5,7 +5,7 @@ import { parseSize } from '../model/sizes.js';
 import { describeProblem, storedValueProblems } from '../model/stored-values.js';
 import { runSchema } from './ajv.js';
 import { translateAjvErrors } from './ajv-messages.js';
-import { describePath, hasErrors, isPlainObject, type Diagnostic, type ValidationResult } from './diagnostic.js';
+import { describePath, hasErrors, isPlainObject, type Diagnostic, type Path, type ValidationResult } from './diagnostic.js';
 import { checkAttributes, checkDeclarationRules, type RuleContext } from './rules.js';
 import { suggestName } from './suggest.js';
 
@@ -73,7 +73,7 @@ export function validateAttributeInput(
   if (typeof raw['name'] === 'string' && raw['name'] !== name) {
     diagnostics.push(...validateAttributeInputName(raw['name']));
   }
-  checkStoredValues(raw, diagnostics);
+  checkStoredValues(raw, diagnostics, describeAs);
   if (hasErrors(diagnostics)) return { diagnostics };
   const value: Record<string, unknown> = { ...raw };
   if (!options.partial) value['name'] = typeof raw['name'] === 'string' ? raw['name'] : name;
@@ -87,14 +87,14 @@ export function validateAttributeInput(
  * prototype keys). Runs last and skips what is already reported at or above its path: a
  * bad name has its own code, a default its own message (the type registry's).
  */
-function checkStoredValues(raw: Record<string, unknown>, diagnostics: Diagnostic[]): void {
+function checkStoredValues(raw: Record<string, unknown>, diagnostics: Diagnostic[], describeAs: Path = []): void {
   const reported = diagnostics.filter((d) => d.severity === 'error').map((d) => d.path);
   for (const p of storedValueProblems(raw, 50)) {
     if (reported.some((r) => r.length <= p.path.length && r.every((seg, i) => seg === p.path[i]))) continue;
     diagnostics.push({
       severity: 'error',
       code: 'SCHEMA_VALIDATION_FAILED',
-      message: `${capitalise(describePath(p.path))}: ${describeProblem(p, '')}`,
+      message: `${capitalise(describePath([...describeAs, ...p.path]))}: ${describeProblem({ ...p, path: p.path.slice(Math.max(0, subjectLength([...describeAs, ...p.path]) - describeAs.length)) }, '')}`,
       path: p.path,
       ...(p.onKey ? { on: 'key' as const } : {}),
     });
@@ -102,6 +102,12 @@ function checkStoredValues(raw: Record<string, unknown>, diagnostics: Diagnostic
 }
 
 const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** How much of a path describePath names (`objects.deal.attributes.stage` → 4), so the rest is said after it. */
+function subjectLength(path: Path): number {
+  if (path[0] === 'objects' && typeof path[1] === 'string') return path[2] === 'attributes' && typeof path[3] === 'string' ? 4 : 2;
+  return (path[0] === 'views' || path[0] === 'attribute') && typeof path[1] === 'string' ? 2 : 0;
+}
 
 function validateAttributeInputName(name: string): Diagnostic[] {
   const result: Diagnostic[] = [];

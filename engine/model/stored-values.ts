@@ -58,8 +58,9 @@ const FORBIDDEN_KEY_RULE = 'is not allowed: a key by that name could reach an ob
 /** The whole sentence: `data.a[0] must be …`, `the key "__proto__" in data.a is not allowed: …`. */
 export function describeProblem(p: ValueProblem, label = 'value'): string {
   if (!p.onKey) return `${pathText(p.path, label)} ${p.rule}`;
-  const key = p.path[p.path.length - 1]!;
-  return `the key ${JSON.stringify(key)} in ${pathText(p.path.slice(0, -1), label)} ${p.rule}`;
+  const key = JSON.stringify(p.path[p.path.length - 1]!);
+  const parent = pathText(p.path.slice(0, -1), label);
+  return parent === '' ? `the key ${key} ${p.rule}` : `the key ${key} in ${parent} ${p.rule}`;
 }
 
 /** The rule and, below the root, where: what a value check appends to an attribute's name. */
