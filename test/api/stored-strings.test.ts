@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SchemaClient, ServiceRequestError } from '../../engine/sdk/index.js';
 import { expectError, pushDeclaration, startTestServer, type TestServer } from './helpers.js';
 
 // Issue 21: what the server acknowledges is what it stores. A lone surrogate arrives in a
@@ -133,5 +134,48 @@ describe('schema, declarations, files, documents and keys follow the same rule',
     const key = await s.call('POST', '/keys', { body: { name: LONE_HIGH, role: 'viewer' } });
     expectError(key, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
     expect(pathsOf(key.body)).toEqual([['name']]);
+  });
+});
+
+describe('the SDK refuses what the service would, before sending', () => {
+  function client(): { sdk: SchemaClient; sent: () => number } {
+    let sent = 0;
+    const counting: typeof fetch = (input, init) => {
+      sent++;
+      return fetch(input, init);
+    };
+    return { sdk: new SchemaClient({ baseUrl: s.base, apiKey: s.ownerKey, fetch: counting }), sent: () => sent };
+  }
+
+  async function refusal(p: Promise<unknown>): Promise<ServiceRequestError> {
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ServiceRequestError);
+    const e = err as ServiceRequestError;
+    expect(e.status).toBe(400);
+    expect(e.code).toBe('SCHEMA_VALIDATION_FAILED');
+    return e;
+  }
+
+  it('record values, nested json and bulk items: the service\'s words, nothing sent', async () => {
+    const { sdk, sent } = client();
+    const one = await refusal(sdk.records('item').create({ title: LONE_HIGH }));
+    expect(one.message).toMatch(/^title must be well-formed Unicode: .*; nothing was sent\.$/);
+    const deep = await refusal(sdk.records('item').create({ data: { k: ['ok', LONE_LOW] } }));
+    expect(deep.details).toEqual([{ path: ['data', 'k', 1], message: expect.stringMatching(/^data\.k\[1\] must be well-formed Unicode/) }]);
+    const bulk = await refusal(sdk.records('item').bulkCreate([{ title: 'ok' }, { title: LONE_HIGH }]));
+    expect(bulk.details?.[0]?.path).toEqual(['records', 1, 'title']);
+    await refusal(sdk.records('item').create({ data: JSON.parse('{"__proto__":{"polluted":1}}') as unknown }));
+    expect(sent()).toBe(0);
+    expect(await count()).toBe(0);
+  });
+
+  it('a path segment or an idempotency key is refused too, not thrown as a URIError', async () => {
+    const { sdk, sent } = client();
+    await refusal(sdk.records(`item${'\ud800'}`).get('x'));
+    await refusal(sdk.records('item').create({ title: 'ok' }, { idempotencyKey: `k${'\udc00'}` }));
+    expect(sent()).toBe(0);
   });
 });
