@@ -89,7 +89,7 @@ export function pathSegment(value: string, what: string): string {
  * with the message the service gives: sent, it would cost a round trip for a certain 400
  * (or, through `encodeURIComponent`, throw a bare URIError).
  */
-function refuseIllFormed(value: unknown, label: string): void {
+export function refuseIllFormed(value: unknown, label: string): void {
   const found = storedValueProblems(value, 5);
   if (found.length === 0) return;
   const messages = found.map((p) => describeProblem(p, label));

@@ -172,10 +172,12 @@ describe('the SDK refuses what the service would, before sending', () => {
     expect(await count()).toBe(0);
   });
 
-  it('a path segment or an idempotency key is refused too, not thrown as a URIError', async () => {
+  it('a path segment, an idempotency key or an upload title is refused too, not thrown or replaced', async () => {
     const { sdk, sent } = client();
     await refusal(sdk.records(`item${'\ud800'}`).get('x'));
     await refusal(sdk.records('item').create({ title: 'ok' }, { idempotencyKey: `k${'\udc00'}` }));
+    // Encoded into a multipart body, the title would otherwise arrive as U+FFFD.
+    await refusal(sdk.files.uploadTo({ object: 'item', recordId: 'x', attribute: 'doc' }, { data: Buffer.from('x'), name: 'x.txt' }, { title: LONE_HIGH }));
     expect(sent()).toBe(0);
   });
 });
