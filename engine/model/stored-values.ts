@@ -1,4 +1,5 @@
 import { ServiceError } from '../errors.js';
+
 /**
  * The rules every string and every key the service stores or compares must pass (issue 21),
  * one definition for the type registry (record values, defaults, filter operands), the
