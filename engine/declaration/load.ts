@@ -163,7 +163,10 @@ async function parseParallel(paths: readonly string[], sizes: number[], diagnost
 
 function mergeParsed(parsedFiles: Parsed[], diagnostics: LocatedDiagnostic[]): LoadResult {
   const files: LoadedFile[] = [];
-  const merged: Declaration = { objects: {}, views: {} };
+  // Null-prototype maps: a name is only ever an own key. Assigning an object named
+  // "__proto__" to a plain object would set its prototype instead, hiding that object from
+  // the name rule and handing its contents to every lookup as inherited names (issue 21).
+  const merged: Declaration = { objects: Object.create(null) as Declaration['objects'], views: Object.create(null) as Declaration['views'] };
   const origin = { objects: new Map<string, number>(), views: new Map<string, number>(), roles: new Map<string, number>() };
 
   parsedFiles.forEach((parsed, index) => {
@@ -214,7 +217,7 @@ function mergeParsed(parsedFiles: Parsed[], diagnostics: LocatedDiagnostic[]): L
           continue;
         }
         origin[kind].set(name, index);
-        (merged[kind] ??= {} as never)[name] = decl as never;
+        (merged[kind] ??= Object.create(null) as never)[name] = decl as never;
         loaded[kind].push(name);
       }
     }

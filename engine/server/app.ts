@@ -7,6 +7,7 @@ import type { Store } from '../store/types.js';
 import { AuthCache, authenticate, withGrants } from './auth.js';
 import { answerClientError } from './client-error.js';
 import './context.js';
+import { discardBody } from './discard-body.js';
 import { sendError } from './envelope.js';
 import { requirePermission } from './permissions.js';
 import { RateLimiter, bucketFor, type RateLimiterOptions } from './rate-limit.js';
@@ -43,6 +44,9 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 
 /** A bulk write of 1000 records with a few fields each fits comfortably. */
 const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
+
+/** Longest an over-limit body is read (and thrown away) so its sender sees the 413. */
+const DISCARD_MS = 5_000;
 
 /**
  * Longest path parameter the router matches (find-my-way counts decoded UTF-16 units).
@@ -173,7 +177,15 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     });
   }
 
-  app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  app.setErrorHandler(async (error, request, reply) => {
+    // A 413 is decided before the body is read: read the rest (bounded) before answering,
+    // so the client can finish sending and sees the envelope, not a reset (discard-body.ts).
+    if ((error as { statusCode?: unknown }).statusCode === 413) {
+      await discardBody(request.raw, { maxBytes: 2 * bodyLimit, maxMs: DISCARD_MS });
+    }
+    return sendError(error, request, reply);
+  });
   app.setNotFoundHandler((request, reply) =>
     sendError(new ServiceError('ROUTE_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`), request, reply),
   );

@@ -830,6 +830,10 @@ export class SqliteStore implements Store {
     return this.keys.countActive();
   }
 
+  keysVersion(): number {
+    return this.keys.version();
+  }
+
   // ------------------------------------------------------------------ custom roles
 
   listRoles(): StoredRole[] {

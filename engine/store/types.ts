@@ -150,6 +150,8 @@ export interface Store {
   /** Constant-time comparison of the hash; null for unknown or revoked. */
   authenticate(secret: string): Actor | null;
   countActiveKeys(): number;
+  /** Moves whenever a key is revoked, by any process sharing the database (auth caches compare it). */
+  keysVersion(): number;
 
   // --- custom roles (built-in ones are described by engine/server/permissions.ts)
   listRoles(): StoredRole[];

@@ -40,6 +40,7 @@ export function fakeStore(options: { records?: boolean } = {}): Store {
       return null;
     },
     countActiveKeys: () => [...keys.values()].filter((k) => !k.revokedAt).length,
+    keysVersion: () => [...keys.values()].filter((k) => k.revokedAt).length,
   };
   return new Proxy(impl as Store, {
     get(target, prop, receiver) {

@@ -16,7 +16,7 @@ const NAME_CODES: readonly ErrorCode[] = ['SCHEMA_INVALID_OBJECT_NAME', 'SCHEMA_
  * (400, with the spec's name codes), then hands it to the store, which plans, refuses in
  * the contract's order and applies in one transaction. Exempt from rate limits (Limits rule 1).
  */
-export async function sourceRoutes(app: FastifyInstance, { store, authCache }: RouteDeps): Promise<void> {
+export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): Promise<void> {
   const check = new DeclarationCheck();
   app.get<{ Params: { id: string } }>(
     '/schema/sources/:id',
@@ -66,9 +66,6 @@ export async function sourceRoutes(app: FastifyInstance, { store, authCache }: R
     if (body.allowDestructive !== undefined) options.allowDestructive = body.allowDestructive;
     const ifMatch = parseIfMatch(request.headers['if-match']);
     if (typeof ifMatch === 'number') options.ifMatch = ifMatch;
-    const pushed = store.pushSource(request.params.id, result.value, options);
-    // A role rename moved keys to the new role name: remembered authentications carry the old one.
-    if (pushed.applied && pushed.plan.steps.some((x) => x.action === 'rename_role')) authCache?.clear();
-    return ok(pushed);
+    return ok(store.pushSource(request.params.id, result.value, options));
   });
 }
