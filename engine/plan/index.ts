@@ -8,3 +8,4 @@ export { sameValue, attributeChanges } from './compare.js';
 export type * from './types.js';
 export type { DataFacts, Violation, ViolationRule } from './facts.js';
 export { SAMPLE_IDS } from './facts.js';
+export { planHash, PLAN_HASH_PATTERN } from './hash.js';

@@ -6,6 +6,7 @@ import * as msg from './messages.js';
 import { nameConflict, objectChanges, ownershipConflict, ownsObject } from './objects.js';
 import type { Conflict, Plan, PlanSummary, Step, StepAction } from './types.js';
 import { diffViews } from './views.js';
+import { planHash } from './hash.js';
 
 export interface PlanInput {
   sourceId: string;
@@ -160,7 +161,9 @@ export function planPush(input: PlanInput): Plan {
     .sort((a, b) => PHASE[a.s.action] - PHASE[b.s.action] || a.i - b.i)
     .map((x) => x.s);
   ordered.splice(0, ordered.length, ...orderDrops(ordered, input.objects));
-  return { source: sourceId, baseVersion: input.source?.version ?? 0, steps: ordered, conflicts, summary: summarize(ordered, conflicts) };
+  return {
+    source: sourceId, baseVersion: input.source?.version ?? 0, steps: ordered, conflicts, summary: summarize(ordered, conflicts), planHash: planHash(ordered),
+  };
 }
 
 /** A facts stand-in for objects that do not exist yet: no records, no values. */

@@ -5,6 +5,7 @@ import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, Sto
 import type { DataFacts } from '../plan/facts.js';
 import type { AllowDestructive, Plan } from '../plan/types.js';
 import type { FilesApi } from './files.js';
+import type { HistoryPage, PushAuthor } from './history.js';
 
 /**
  * The store's public surface: what routes, the sync engine and tests call. Routes never
@@ -86,6 +87,10 @@ export interface PushOptions {
   allowDestructive?: AllowDestructive;
   /** The source version the caller planned against (`if-match`). */
   ifMatch?: number;
+  /** The planHash the caller reviewed: the push applies only if its plan still has it (contract.md §3). */
+  expectPlan?: string;
+  /** The key that pushes, recorded in the source's history. */
+  by?: PushAuthor;
   /**
    * The caller hands the declaration over and never changes it (the route's parsed body):
    * the store keeps that object as the source's last declaration rather than parsing the
@@ -153,6 +158,8 @@ export interface Store {
   listViews(): StoredView[];
   findView(name: string): StoredView | undefined;
   findSource(id: string): StoredSource | undefined;
+  /** GET /schema/sources/:id/history: the pushes that changed the source, newest first. */
+  sourceHistory(id: string, options?: { limit?: number; cursor?: string }): HistoryPage;
 
   /**
    * Files and documents (contract.md §3, engine/store/files.ts): present when the store was

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ServiceError, isErrorCode, type ErrorCode } from '../../errors.js';
 import type { AllowDestructive } from '../../plan/types.js';
 import type { PushOptions } from '../../store/types.js';
-import { parseIfMatch, type RouteDeps } from '../context.js';
+import { actorOf, parseIfMatch, type RouteDeps } from '../context.js';
 import { DeclarationCheck } from '../declaration-cache.js';
 import { ok } from '../envelope.js';
 import * as s from '../schemas/admin.js';
@@ -36,10 +36,22 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
     },
   );
 
+  app.get<{ Params: { id: string }; Querystring: { limit?: number; cursor?: string } }>(
+    '/schema/sources/:id/history',
+    { schema: s.sourceHistorySchema, config: { action: 'schema:read' } },
+    async (request) => {
+      const { id } = request.params;
+      if (!store.findSource(id)) throw new ServiceError('SCHEMA_SOURCE_NOT_FOUND', `No schema source "${id}"`);
+      const { limit, cursor } = request.query;
+      const page = store.sourceHistory(id, { ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) });
+      return ok(page.entries, { nextCursor: page.nextCursor });
+    },
+  );
+
   app.put<{
     Params: { id: string };
     Headers: { 'if-match'?: string };
-    Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive };
+    Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive; expectPlan?: string };
   }>('/schema/sources/:id', { schema: s.pushSourceSchema, config: { action: 'schema:write' } }, async (request) => {
     const body = request.body;
     const raw = { objects: {}, views: {}, ...(body.declaration as object) };
@@ -59,6 +71,11 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
     // The body is parsed per request and never changed after: the store may keep it.
     const options: PushOptions = { dryRun: body.dryRun === true, handOver: true };
     if (body.allowDestructive !== undefined) options.allowDestructive = body.allowDestructive;
+    if (body.expectPlan !== undefined) options.expectPlan = body.expectPlan;
+    if (!options.dryRun) {
+      const { keyId } = actorOf(request);
+      options.by = { id: keyId, name: store.listKeys().find((k) => k.id === keyId)?.name ?? '' };
+    }
     const ifMatch = parseIfMatch(request.headers['if-match']);
     if (typeof ifMatch === 'number') options.ifMatch = ifMatch;
     return ok(store.pushSource(request.params.id, result.value, options));
