@@ -2,7 +2,7 @@ import type { ErrorObject } from 'ajv';
 import { ATTRIBUTE_TYPES, type AttributeType } from '../model/attribute.js';
 import { isAttributeType } from '../model/types/registry.js';
 import { describePath, isPlainObject, type Diagnostic, type Path } from './diagnostic.js';
-import { fieldsOfType } from './json-schema.js';
+import { TARGET_FIELDS, fieldsOfType } from './json-schema.js';
 import { closest, suggestType } from './suggest.js';
 
 /**
@@ -14,7 +14,8 @@ const TOP_KEYS = ['objects', 'views'];
 const OBJECT_KEYS = ['label', 'description', 'renamedFrom', 'attributes'];
 const VIEW_KEYS = ['object', 'label', 'description', 'filter', 'sort', 'columns'];
 const SORT_KEYS = ['attribute', 'direction'];
-const PROJECT_KEYS = ['source', 'schema', 'baseUrl'];
+const PROJECT_KEYS = ['source', 'schema', 'baseUrl', 'targets'];
+const TARGET_KEYS = [...TARGET_FIELDS];
 const ALL_FIELDS = [...new Set(ATTRIBUTE_TYPES.flatMap((t) => fieldsOfType(t)))];
 
 const TYPE_NOUNS: Record<string, string> = {
@@ -28,7 +29,7 @@ const TYPE_NOUNS: Record<string, string> = {
 };
 
 /** Which kind of node a path points at, for messages and for the keys it allows. */
-type Kind = 'top' | 'object' | 'attribute' | 'view' | 'sort' | 'project' | 'other';
+type Kind = 'top' | 'object' | 'attribute' | 'view' | 'sort' | 'project' | 'target' | 'other';
 
 export interface TranslateOptions {
   /** `project` for schemasync.yaml; `attribute` for one AddAttributeInput at [] */
@@ -38,7 +39,7 @@ export interface TranslateOptions {
 }
 
 export function kindOf(path: Path, root: TranslateOptions['root']): Kind {
-  if (root === 'project') return path.length === 0 ? 'project' : 'other';
+  if (root === 'project') return path.length === 0 ? 'project' : path[0] === 'targets' && path.length === 2 ? 'target' : 'other';
   if (root === 'attribute') return path.length === 0 ? 'attribute' : 'other';
   if (path.length === 0) return 'top';
   if (path[0] === 'objects' && path.length === 2) return 'object';
@@ -79,7 +80,7 @@ const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** "Attribute "amount" of object "deal"" (or "The project file") for the owner of `path`. */
 function owner(path: Path, opts: TranslateOptions): string {
-  if (opts.root === 'project') return 'schemasync.yaml';
+  if (opts.root === 'project') return path[0] === 'targets' && path.length >= 2 ? `Target "${String(path[1])}" in schemasync.yaml` : 'schemasync.yaml';
   return capital(describePath([...(opts.describeAs ?? []), ...path]));
 }
 
@@ -109,6 +110,8 @@ function allowedKeys(kind: Kind, node: unknown): string[] {
       return SORT_KEYS;
     case 'project':
       return PROJECT_KEYS;
+    case 'target':
+      return TARGET_KEYS;
     case 'attribute': {
       const type = isPlainObject(node) ? node['type'] : undefined;
       return isAttributeType(type) ? fieldsOfType(type) : ALL_FIELDS;
