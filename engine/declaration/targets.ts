@@ -1,5 +1,6 @@
 import type { Declaration, ProjectConfig } from '../model/declaration.js';
 import type { Diagnostic } from './diagnostic.js';
+import { closest } from './suggest.js';
 
 /**
  * `protect` entries that name nothing the files declare (contract.md §7, issue 19): a
@@ -15,7 +16,9 @@ export function protectDiagnostics(config: ProjectConfig, declaration: Declarati
       const decl = declaration.objects[object];
       const known = decl !== undefined && (attribute === undefined || attribute in decl.attributes);
       if (known) continue;
+      const near = decl !== undefined && attribute !== undefined ? closest(attribute, Object.keys(decl.attributes)) : closest(object, Object.keys(declaration.objects));
       out.push({
+        ...(near !== undefined ? { suggestion: decl !== undefined && attribute !== undefined ? `${object}.${near}` : near } : {}),
         severity: 'warning',
         code: 'SCHEMA_VALIDATION_FAILED',
         message: `Target "${name}" protects "${entry}", which no declaration file declares${decl !== undefined ? ` (object "${object}" has no attribute "${attribute}")` : ''}`,
