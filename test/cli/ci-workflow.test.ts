@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { NoOperationTraceWriter, parseWorkflow } from '@actions/workflow-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli } from './plan-suite.js';
-import { api, credentials, start, tempProject, type Running } from './watch-helpers.js';
+import { api as rawApi, credentials, start, tempProject, type Running } from './watch-helpers.js';
 import { loadWorkflow, runJob, type PullRequest } from './workflow-runner.js';
 
 /**
@@ -14,6 +14,8 @@ import { loadWorkflow, runJob, type PullRequest } from './workflow-runner.js';
  */
 const WORKFLOW = resolve(__dirname, '../../examples/github/schemasync.yml');
 const DEAL = (extra = '      amount: { type: number }\n') => `objects:\n  deal:\n    attributes:\n      title: { type: text }\n${extra}`;
+/** The server's answer, its data read loosely (these assertions check its shape). */
+const api = async (...a: Parameters<typeof rawApi>) => (await rawApi(...a)) as { status: number; body: { data: any } };
 const COMPANY = 'objects:\n  company:\n    attributes:\n      name: { type: text }\n';
 
 describe('the example GitHub workflow', () => {

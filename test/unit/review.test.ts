@@ -19,7 +19,7 @@ describe('planHash (engine/plan/hash.ts)', () => {
     expect(planHash([drop('deal.amount', { affected: 4 })])).not.toBe(a);
     expect(planHash([drop('deal.amount', { destructive: false })])).not.toBe(a);
     expect(planHash([drop('deal.amount'), drop('deal.stage')])).not.toBe(planHash([drop('deal.stage'), drop('deal.amount')]));
-    const add = (spec: Record<string, unknown>) => ({ action: 'add_attribute', target: 'deal.x', object: 'deal', spec, destructive: false, label: 'additive' }) as Step;
+    const add = (spec: Record<string, unknown>) => ({ action: 'add_attribute', target: 'deal.x', object: 'deal', spec, destructive: false, label: 'additive' }) as unknown as Step;
     expect(planHash([add({ name: 'x', type: 'text', maxLength: 3 })])).toBe(planHash([add({ maxLength: 3, type: 'text', name: 'x' })]));
     expect(planHash([add({ name: 'x', type: 'text', maxLength: 3 })])).not.toBe(planHash([add({ name: 'x', type: 'text', maxLength: 4 })]));
   });
@@ -48,7 +48,7 @@ describe('protect (engine/plan/protect.ts)', () => {
 
 describe('drift (engine/plan/drift.ts)', () => {
   const decl = (attrs: Record<string, Record<string, unknown>>, views: Declaration['views'] = {}): Declaration =>
-    ({ objects: { deal: { attributes: attrs } }, views }) as Declaration;
+    ({ objects: { deal: { attributes: attrs } }, views }) as unknown as Declaration;
   it('classifies each difference: pending edit, runtime change, or both', () => {
     const applied = decl({ title: { type: 'text' }, amount: { type: 'number' }, stage: { type: 'text' } });
     const instance = decl({ title: { type: 'text', label: 'Title' }, amount: { type: 'number' }, stage: { type: 'text', maxLength: 9 } });
