@@ -55,13 +55,19 @@ async function server(): Promise<TestServer> {
 const project = (targets: string) => writeFileSync(join(dir, 'schemasync.yaml'), `source: crm\nschema: schema\n${targets}`);
 const declare = (text: string) => writeFileSync(join(dir, 'schema', 'deal.yaml'), text);
 
+/** Synced once with one amount stored; the files now drop deal.amount (a loss of 1 value). */
+async function syncedThenDropping() {
+  const s = await server();
+  const env = { SCHEMASYNC_BASE_URL: s.base, SCHEMASYNC_API_KEY: s.ownerKey };
+  expect((await cli(['sync', '--yes'], dir, env)).code).toBe(0);
+  s.store.createRecord('deal', { title: 'a', amount: 1 }, actor);
+  declare(DEAL(''));
+  return { s, env };
+}
+
 describe('a record written between the dry run and the push (expectPlan)', () => {
   it('sync: the instance refuses the push whose losses grew since the plan shown; nothing changes', async () => {
-    const s = await server();
-    const env = { SCHEMASYNC_BASE_URL: s.base, SCHEMASYNC_API_KEY: s.ownerKey };
-    expect((await cli(['sync', '--yes'], dir, env)).code).toBe(0);
-    s.store.createRecord('deal', { title: 'a', amount: 1 }, actor);
-    declare(DEAL(''));
+    const { s, env } = await syncedThenDropping();
     between = () => s.store.createRecord('deal', { title: 'b', amount: 2 }, actor);
     const r = await cli(['sync', '--yes', '--allow-destructive', 'deal.amount'], dir, env);
     expect(r.out).toMatch(/- deal\.amount \[destructive: 1 value\]/); // what the user was shown
@@ -72,11 +78,7 @@ describe('a record written between the dry run and the push (expectPlan)', () =>
   });
 
   it('sync --plan: a reviewed plan is applied exactly or not at all', async () => {
-    const s = await server();
-    const env = { SCHEMASYNC_BASE_URL: s.base, SCHEMASYNC_API_KEY: s.ownerKey };
-    expect((await cli(['sync', '--yes'], dir, env)).code).toBe(0);
-    s.store.createRecord('deal', { title: 'a', amount: 1 }, actor);
-    declare(DEAL(''));
+    const { s, env } = await syncedThenDropping();
     const out = join(dir, 'plan.json');
     expect((await cli(['plan', '--out', out], dir, env)).code).toBe(0);
     const saved = JSON.parse(readFileSync(out, 'utf8')) as { planHash: string; plan: { planHash: string } };
