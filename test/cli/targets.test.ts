@@ -167,4 +167,29 @@ describe('picking a target', () => {
     expect(r.code, r.err).toBe(0);
     expect(s.store.findObject('deal')!.attributes.map((a) => a.name)).not.toContain('amount');
   });
+
+  it('targets are validated like declarations: file:line:col and the near miss', async () => {
+    project('targets:\n  prod:\n    baseUrl: "https://api.example.com/v1"\n    protect: [deal.amout]\n    wtch: false\n');
+    const bad = await cli(['validate'], dir);
+    expect(bad.code).toBe(1);
+    expect(bad.out).toMatch(/^schemasync\.yaml:7:5 error SCHEMA_VALIDATION_FAILED Target "prod" in schemasync\.yaml has an unknown field "wtch" \(did you mean "watch"\?\)$/m);
+    project('targets:\n  prod:\n    baseUrl: "https://api.example.com/v1"\n    protect: [deal.amout]\n');
+    const warned = await cli(['validate'], dir);
+    expect(warned.code).toBe(0);
+    expect(warned.out).toMatch(/^schemasync\.yaml:6:15 warning Target "prod" protects "deal\.amout", which no declaration file declares \(object "deal" has no attribute "amout"\) \(did you mean "deal\.amount"\?\)$/m);
+    expect((await cli(['validate', '--strict'], dir)).code).toBe(1);
+  });
+
+  it('watch and dev refuse a target with watch: false, and a remote target unless it says watch: true', async () => {
+    project('targets:\n  prod: { baseUrl: "http://127.0.0.1:9/v1", watch: false }\n  remote: { baseUrl: "https://api.example.com/v1" }\n');
+    const w = await cli(['watch', '--target', 'prod'], dir);
+    expect(w.code).toBe(1);
+    expect(w.err).toMatch(/^Error: Target "prod" does not allow watch \(watch: false in schemasync\.yaml\)\.$/m);
+    const d = await cli(['dev', '--target', 'prod', '--port', '0'], dir);
+    expect(d.code).toBe(1);
+    expect(d.err).toMatch(/does not allow dev/);
+    const r = await cli(['watch'], dir, { SCHEMASYNC_TARGET: 'remote' });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/Target "remote" does not allow watch \(not a loopback URL, and no watch: true/);
+  });
 });
