@@ -55,16 +55,16 @@ export class SourceHistory {
     db.exec(HISTORY_SQL);
   }
 
-  /** Inside the push's transaction (the caller's). */
-  record(sourceId: string, version: number, appliedAt: string, plan: Plan, by: PushAuthor | undefined): void {
+  /** Inside the push's transaction (the caller's), after the apply wrote the source's row: its version and time are the push's. */
+  record(sourceId: string, plan: Plan, by: PushAuthor | undefined): void {
     this.db
       .prepare(
-        'INSERT INTO _ss_source_history (source_id, version, applied_at, plan_hash, key_id, key_name, creates, changes, drops, destructive) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO _ss_source_history (source_id, version, applied_at, plan_hash, key_id, key_name, creates, changes, drops, destructive) ' +
+          'SELECT id, version, applied_at, ?, ?, ?, ?, ?, ?, ? FROM _ss_sources WHERE id = ?',
       )
       .run(
-        sourceId, version, appliedAt, plan.planHash, by?.id ?? null, by?.name ?? null,
-        plan.summary.create, plan.summary.change, plan.summary.drop,
-        JSON.stringify(plan.steps.filter((s) => s.destructive).map((s) => s.target)),
+        plan.planHash, by?.id ?? null, by?.name ?? null, plan.summary.create, plan.summary.change, plan.summary.drop,
+        JSON.stringify(plan.steps.filter((s) => s.destructive).map((s) => s.target)), sourceId,
       );
   }
 

@@ -63,7 +63,7 @@ function planAndApply(store: SqliteStore, id: string, declaration: Declaration, 
     return { result: { version: currentVersion, applied: true, plan } };
   }
   const version = store.applyPlanNow(plan, id, declaration);
-  store.history.record(id, version, store.findSource(id)?.appliedAt ?? now(), plan, options.by);
+  store.history.record(id, plan, options.by);
   // Inside the transaction: the cache entry carries this push's (version, appliedAt), so
   // findSource uses it only while the row still holds them (a rollback does not).
   if (options.handOver) store.rememberSource(id, declaration);
