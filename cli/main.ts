@@ -19,6 +19,7 @@ const program = new Command('schemasync')
   .option('--base-url <url>', 'instance base URL (overrides SCHEMASYNC_BASE_URL and schemasync.yaml)')
   .option('--api-key <key>', 'API key (overrides SCHEMASYNC_API_KEY and local credentials)')
   .option('--config <file>', 'path to schemasync.yaml', undefined)
+  .option('--target <name>', 'a target of schemasync.yaml `targets:`: its baseUrl, key (apiKeyEnv) and policy (also SCHEMASYNC_TARGET)')
   .option('--json', 'machine-readable output: one JSON document on stdout')
   .option('--no-color', 'plain output without colours')
   .showHelpAfterError('(run with --help for usage)')
@@ -108,8 +109,8 @@ function report(err: unknown, json?: Record<string, unknown>, github = false): n
   return 1;
 }
 
-const formatOption = () =>
-  new Option('--format <format>', 'output format').choices(['text', 'json', 'github']).default('text');
+const formatOption = (extra: string[] = []) =>
+  new Option('--format <format>', 'output format').choices(['text', 'json', 'github', ...extra]).default('text');
 
 program
   .command('init')
@@ -123,13 +124,14 @@ program
   .command('validate')
   .description('check the declaration files offline; exit 1 on any error')
   .addOption(formatOption())
+  .option('--strict', 'treat warnings as errors (exit 1)')
   .action(action(() => import('./commands/validate.js'), {}));
 
 program
   .command('plan')
   .description('dry-run push: show what sync would change (+ create, ~ change, - drop, ! conflict)')
   .option('--diff', 'also show a unified diff of stored vs declared YAML')
-  .addOption(formatOption())
+  .addOption(formatOption(['markdown']))
   .option('--detailed-exitcode', 'exit 0 when nothing to do, 2 when changes are pending, 1 on error or conflict')
   .option('--out <file>', 'save the plan and the source version it was made against')
   .action(action(() => import('./commands/plan.js'), {}));
@@ -143,6 +145,20 @@ program
   .option('--data <dir>', "a local server's data folder: take its key from <dir>/credentials.json")
   .addOption(formatOption())
   .action(action(() => import('./commands/sync.js'), { applied: false }));
+
+program
+  .command('drift')
+  .description('compare the last applied declaration, the instance and the files: pending edits, runtime changes, or both')
+  .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
+  .option('--detailed-exitcode', 'exit 0 when nothing drifted, 2 when something did, 1 on error')
+  .action(action(() => import('./commands/drift.js'), {}));
+
+program
+  .command('history')
+  .description("the source's pushes, newest first: version, when, which key, plan hash, destructive targets")
+  .option('--limit <n>', 'pushes per page (1..500)', '20')
+  .option('--all', 'every push, following the pages')
+  .action(action(() => import('./commands/history.js'), {}));
 
 program
   .command('watch')

@@ -3,6 +3,7 @@ import { readCredentials } from '../../engine/server/local.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { configPathOf, sameUrl } from '../instance.js';
+import { pickTarget, refuseUnwatched } from '../target.js';
 import { catchStopSignals, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
 import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, usualInstance } from '../watch-session.js';
 
@@ -30,6 +31,8 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
   const debounceMs = parseDebounce(ctx.options.debounce);
   const allowDestructive = parseAllowDestructive(ctx.options.allowDestructive);
   const configPath = configPathOf(ctx);
+  const target = pickTarget(ctx, configPath, process.env);
+  if (target?.explicit) refuseUnwatched(target, 'dev');
   // The data folder sits next to schemasync.yaml (unless absolute), where the other
   // commands look for its credentials.json when run with the same --config.
   const dataDir = isAbsolute(ctx.options.data) ? ctx.options.data : resolve(dirname(configPath), ctx.options.data);

@@ -2,7 +2,7 @@ import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
 import type { RoleDecl } from '../model/roles.js';
-import type { RecordOut, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
+import type { RecordOut, SourceHistoryEntry, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
 import type { AllowDestructive, Plan } from '../plan/types.js';
 import { DocumentsApi, FilesApi } from './files.js';
 import { pathSegment as seg, Transport, type ClientOptions } from './transport.js';
@@ -19,6 +19,8 @@ export interface PushOptions {
   allowDestructive?: AllowDestructive;
   /** The source version the push was planned against (sent as `if-match: "<n>"`). */
   ifMatch?: number;
+  /** The planHash a reviewer saw: the server applies only that plan, else 409 SCHEMA_CONFLICT. */
+  expectPlan?: string;
 }
 
 export interface PushAnswer {
@@ -119,8 +121,16 @@ export class SourcesApi {
     const body: Record<string, unknown> = { declaration };
     if (options.dryRun !== undefined) body['dryRun'] = options.dryRun;
     if (options.allowDestructive !== undefined) body['allowDestructive'] = options.allowDestructive;
+    if (options.expectPlan !== undefined) body['expectPlan'] = options.expectPlan;
     const headers: Record<string, string> = options.ifMatch !== undefined ? { 'if-match': `"${options.ifMatch}"` } : {};
-    return (await this.t.request<PushAnswer>('PUT', `/schema/sources/${seg(id, 'Source id')}`, { body, headers })).data;
+    // expectPlan, like ifMatch: a repeat of a push that landed plans nothing, another hash, a 409
+    const once = options.expectPlan !== undefined && options.dryRun !== true ? { idempotent: false } : {};
+    return (await this.t.request<PushAnswer>('PUT', `/schema/sources/${seg(id, 'Source id')}`, { body, headers, ...once })).data;
+  }
+  /** GET /schema/sources/:id/history: one page of pushes, newest first. */
+  async history(id: string, options: { limit?: number; cursor?: string } = {}): Promise<{ entries: SourceHistoryEntry[]; nextCursor: string | null }> {
+    const a = await this.t.request<SourceHistoryEntry[]>('GET', `/schema/sources/${seg(id, 'Source id')}/history`, { query: options });
+    return { entries: a.data, nextCursor: a.page?.nextCursor ?? null };
   }
 }
 

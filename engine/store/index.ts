@@ -21,6 +21,7 @@ import { sqlFacts, violations } from './facts.js';
 import { FilesEngine, type DocumentSlot } from './files.js';
 import { Idempotency } from './idempotency.js';
 import { Keys } from './keys.js';
+import { SourceHistory, type HistoryPage } from './history.js';
 import { pushSource } from './push.js';
 import { checkAttributeInput, mergeAttributePatch } from './schema-input.js';
 import { checkPermissionObjects, checkRoleName, dropRole, findRole, listRoles, refuseBuiltin, refuseIfKeysHold, refuseSourceOwned, roleNotFound, upsertRole } from './roles.js';
@@ -93,12 +94,14 @@ export class SqliteStore implements Store {
   private statements = new Map<string, Statement>();
   private readonly idempotency: Idempotency;
   private readonly keys: Keys;
+  readonly history: SourceHistory;
 
   constructor(options: OpenStoreOptions) {
     this.path = options.path;
     this.db = openDatabase(options.path);
     this.idempotency = new Idempotency(this.db);
     this.keys = new Keys(this.db, (role) => findRole(this.db, role) !== undefined);
+    this.history = new SourceHistory(this.db);
     if (options.filesDir !== false) {
       const blobs = new BlobStore(options.filesDir ?? join(dirname(options.path), 'files'));
       this.files = new FilesEngine(this.db, blobs, this, options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes });
@@ -926,6 +929,10 @@ export class SqliteStore implements Store {
     const source: StoredSource = { id, version: head.version, appliedAt: head.applied_at, declaration: JSON.parse(row.declaration) as Declaration };
     this.sources.set(id, source);
     return shallowSource(source);
+  }
+
+  sourceHistory(id: string, options: { limit?: number; cursor?: string } = {}): HistoryPage {
+    return this.history.list(id, options);
   }
 
   /** After a push that handed its declaration over (PushOptions.handOver): findSource answers with it. */

@@ -6,6 +6,7 @@ import type { RoleDecl, RoleGrants } from '../model/roles.js';
 import type { DataFacts } from '../plan/facts.js';
 import type { AllowDestructive, Plan } from '../plan/types.js';
 import type { FilesApi } from './files.js';
+import type { HistoryPage, PushAuthor } from './history.js';
 
 /**
  * The store's public surface: what routes, the sync engine and tests call. Routes never
@@ -88,6 +89,10 @@ export interface PushOptions {
   allowDestructive?: AllowDestructive;
   /** The source version the caller planned against (`if-match`). */
   ifMatch?: number;
+  /** The planHash the caller reviewed: the push applies only if its plan still has it (contract.md §3). */
+  expectPlan?: string;
+  /** The key that pushes, recorded in the source's history. */
+  by?: PushAuthor;
   /**
    * The caller hands the declaration over and never changes it (the route's parsed body):
    * the store keeps that object as the source's last declaration rather than parsing the
@@ -170,6 +175,8 @@ export interface Store {
   /** GET /views/:name/records: the view's filter and sort, keyset pages, values cut to its columns. */
   runView(name: string, page: { limit?: number; cursor?: string }): SearchPage & { view: StoredView };
   findSource(id: string): StoredSource | undefined;
+  /** GET /schema/sources/:id/history: the pushes that changed the source, newest first. */
+  sourceHistory(id: string, options?: { limit?: number; cursor?: string }): HistoryPage;
 
   /**
    * Files and documents (contract.md §3, engine/store/files.ts): present when the store was

@@ -38,10 +38,22 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
     },
   );
 
+  app.get<{ Params: { id: string }; Querystring: { limit?: number; cursor?: string } }>(
+    '/schema/sources/:id/history',
+    { schema: s.sourceHistorySchema, config: { action: 'schema:read' } },
+    async (request) => {
+      const { id } = request.params;
+      if (!store.findSource(id)) throw new ServiceError('SCHEMA_SOURCE_NOT_FOUND', `No schema source "${id}"`);
+      const { limit, cursor } = request.query;
+      const page = store.sourceHistory(id, { ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) });
+      return ok(page.entries, { nextCursor: page.nextCursor });
+    },
+  );
+
   app.put<{
     Params: { id: string };
     Headers: { 'if-match'?: string };
-    Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive };
+    Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive; expectPlan?: string };
   }>('/schema/sources/:id', { schema: s.pushSourceSchema, config: { action: 'schema:read' } }, async (request) => {
     const body = request.body;
     // The route lets every schema reader in; what the push does decides the rest (a dry run
@@ -64,6 +76,11 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
     // The body is parsed per request and never changed after: the store may keep it.
     const options: PushOptions = { dryRun: body.dryRun === true, handOver: true };
     if (body.allowDestructive !== undefined) options.allowDestructive = body.allowDestructive;
+    if (body.expectPlan !== undefined) options.expectPlan = body.expectPlan;
+    if (!options.dryRun) {
+      const { keyId } = actorOf(request);
+      options.by = { id: keyId, name: store.listKeys().find((k) => k.id === keyId)?.name ?? '' };
+    }
     const ifMatch = parseIfMatch(request.headers['if-match']);
     if (typeof ifMatch === 'number') options.ifMatch = ifMatch;
     return ok(store.pushSource(request.params.id, result.value, options));

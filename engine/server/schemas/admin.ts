@@ -1,3 +1,4 @@
+import { PLAN_HASH_PATTERN } from '../../plan/hash.js';
 import { SCOPES } from '../../store/types.js';
 import { IF_MATCH_PATTERN, deletedIdSchema, idParam, ownerSchema, responses, securityRequired } from './common.js';
 import { recordOut, searchRecordsSchema } from './records.js';
@@ -168,6 +169,7 @@ export const pushSourceSchema = {
       allowDestructive: {
         anyOf: [{ type: 'boolean' }, { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 400 } }],
       },
+      expectPlan: { type: 'string', pattern: PLAN_HASH_PATTERN, description: 'the planHash a reviewer saw: apply only if the plan is still that one (else 409)' },
     },
   },
   response: responses(200, {
@@ -178,11 +180,39 @@ export const pushSourceSchema = {
       applied: { type: 'boolean' },
       plan: {
         type: 'object',
-        description: 'steps: [{ action, target, destructive, reason?, affected? }], conflicts: [{ code, target, message }], summary',
+        description: 'steps: [{ action, target, destructive, reason?, affected? }], conflicts: [{ code, target, message }], summary, planHash',
         additionalProperties: true,
       },
     },
   }),
+};
+
+const historyEntry = {
+  type: 'object',
+  required: ['version', 'appliedAt', 'planHash', 'key', 'steps', 'destructive'],
+  properties: {
+    version: { type: 'integer' },
+    appliedAt: { type: 'string' },
+    planHash: { type: 'string' },
+    key: { anyOf: [{ type: 'null' }, { type: 'object', required: ['id', 'name'], properties: { id: { type: 'string' }, name: { type: 'string' } } }] },
+    steps: {
+      type: 'object',
+      required: ['create', 'change', 'drop'],
+      properties: { create: { type: 'integer' }, change: { type: 'integer' }, drop: { type: 'integer' } },
+    },
+    destructive: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+export const sourceHistorySchema = {
+  tags: ['sources'], security: securityRequired, summary: 'The pushes that changed a source, newest first (keyset pagination)',
+  params: idParam('id', 'the schema source id'),
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 }, cursor: { type: 'string', maxLength: 40 } },
+  },
+  response: responses(200, { type: 'array', items: historyEntry }, { list: true }),
 };
 
 export const healthSchema = {
