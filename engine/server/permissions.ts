@@ -31,6 +31,11 @@ export function can(actor: Actor, action: Action): boolean {
   return actor.scopes === null || actor.scopes.includes(action);
 }
 
+/** Every action the key may take: what GET /keys/self tells a key, and what MCP offers tools by. */
+export function actionsOf(actor: Actor): Action[] {
+  return SCOPES.filter((action) => can(actor, action));
+}
+
 /** Refuse with the one fixed message (Authentication rule 3: never naming what was refused). */
 export function requirePermission(actor: Actor, action: Action): void {
   if (!can(actor, action)) throw forbidden();
