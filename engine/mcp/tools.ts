@@ -211,7 +211,7 @@ const TOOLS: readonly ToolDef[] = [
     needs: 'schema:read',
     write: false,
     annotations: READ,
-    refused: (a) => `plan source ${a['source'] === undefined ? '(the project\'s)' : named(a['source'])}`,
+    refused: (a) => (a['source'] === undefined ? 'plan the project\'s source' : `plan source ${named(a['source'])}`),
     async run({ client, project }, a) {
       let source = a['source'] as string | undefined;
       let declaration = a['declaration'] as Declaration | undefined;
@@ -220,6 +220,8 @@ const TOOLS: readonly ToolDef[] = [
         const loaded = await project();
         source ??= loaded.source;
         declaration ??= loaded.declaration;
+        // A refusal names the source planned (args is this call's own copy).
+        a['source'] = source;
       }
       // dryRun: the store plans inside a transaction it never applies (contract.md §3).
       const answer = await client.sources.push(source, { ...declaration, objects: declaration.objects ?? {}, views: declaration.views ?? {} }, { dryRun: true });
