@@ -131,7 +131,7 @@ describe('schemasync mcp', () => {
   it('without a configured instance says so and exits 2', () => {
     const empty = mkdtempSync(join(tmpdir(), 'ss-mcp-none-'));
     try {
-      const env = { ...process.env, NO_COLOR: '1' };
+      const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
       delete env['SCHEMASYNC_BASE_URL'];
       delete env['SCHEMASYNC_API_KEY'];
       const r = spawnSync(process.execPath, [BIN, 'mcp'], { cwd: empty, env, encoding: 'utf8', input: '' });
