@@ -47,27 +47,24 @@ export function attributeFacts(a: StoredAttribute): Record<string, unknown> {
   return out;
 }
 
-/** describe_object: the object with every attribute's constraints and options. */
-export function describeObject(o: StoredObject): Record<string, unknown> {
+/** What list_objects and describe_object both say of an object. */
+function objectHeader(o: StoredObject): Record<string, unknown> {
   return {
     name: o.name,
     ...(o.label !== undefined ? { label: o.label } : {}),
     ...(o.description !== undefined ? { description: o.description } : {}),
     owner: o.owner,
-    protected: o.protected,
-    attributes: o.attributes.map(attributeFacts),
   };
+}
+
+/** describe_object: the object with every attribute's constraints and options. */
+export function describeObject(o: StoredObject): Record<string, unknown> {
+  return { ...objectHeader(o), protected: o.protected, attributes: o.attributes.map(attributeFacts) };
 }
 
 /** list_objects: each object with its attributes' names and types. */
 export function objectSummary(o: StoredObject): Record<string, unknown> {
-  return {
-    name: o.name,
-    ...(o.label !== undefined ? { label: o.label } : {}),
-    ...(o.description !== undefined ? { description: o.description } : {}),
-    owner: o.owner,
-    attributes: Object.fromEntries(o.attributes.filter((a) => !a.system).map((a) => [a.name, a.type])),
-  };
+  return { ...objectHeader(o), attributes: Object.fromEntries(o.attributes.filter((a) => !a.system).map((a) => [a.name, a.type])) };
 }
 
 /**

@@ -58,6 +58,9 @@ export async function serveMcpRequest(app: FastifyInstance, request: FastifyRequ
     baseUrl: `${request.protocol}://${request.host}/v1`,
     apiKey: options.apiKey,
     fetch: injectFetch(app, { ip: request.ip, requestId: request.id }),
+    // No retries in-process: a repeat after a 429 would spend more of the caller's own
+    // budget; the refusal goes back to the agent, which decides.
+    retries: 0,
   });
   const server = createMcpServer({
     client,

@@ -184,6 +184,9 @@ const TOOLS: readonly ToolDef[] = [
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     refused: (a) => `update ${named(a['object'])} record ${named(a['id'])}`,
     async run(ctx, a) {
+      // Two agents updating one record with the version they both read: the server compares
+      // `if-match` inside its write transaction (writes are serialised there), so exactly one
+      // lands and the other gets the 409 — never a lost update. Nothing is cached here.
       const object = str(a['object']);
       const update = () => ctx.client.records(object).update(str(a['id']), a['values'] as Args, { ifMatch: a['version'] as number });
       const payload = await recordsWithLegend(ctx, object, async () => ({ records: [await update()] }));

@@ -153,6 +153,20 @@ describe('each tool', () => {
     expect((await s.call('GET', `/records/deal/${made.id}`)).body.data).toMatchObject({ version: 2, values: { amount: 7 } });
   });
 
+  it('two agents updating the same version at once: exactly one lands, the other is refused', async () => {
+    const made = (await s.call('POST', '/records/deal', { body: { title: 'Race' } })).body.data;
+    const [a, b] = await Promise.all([connect(s, s.keyFor('member')), connect(s, s.keyFor('member'))]);
+    const results = await Promise.all(
+      [a, b, a, b].map((c, i) => c.callTool({ name: 'update_record', arguments: { object: 'deal', id: made.id, version: 1, values: { amount: i + 1 } } })),
+    );
+    const landed = results.filter((r) => !r.isError);
+    expect(landed).toHaveLength(1);
+    for (const r of results.filter((x) => x.isError)) expect(textOf(r)).toMatch(/^Error: 409 SCHEMA_CONFLICT/);
+    const stored = (await s.call('GET', `/records/deal/${made.id}`)).body.data;
+    expect(stored.version).toBe(2);
+    expect(stored.values.amount).toBe(dataOf(landed[0]).records[0].values.amount);
+  });
+
   it('search and run_view follow the contract routes (or say the instance lacks them)', async () => {
     const c = await connect(s, s.keyFor('viewer'));
     const hasSearch = (await s.call('POST', '/search', { body: { query: 'renewal' } })).status !== 404;
