@@ -178,17 +178,27 @@ program
   .option('--scopes <list>', 'comma-separated scopes limiting a new key (records:read,records:write,…)')
   .action(action(() => import('./commands/keys.js'), {}));
 
-for (const [name, what] of [
-  ['roles', 'roles: create|list|update|delete'],
-  ['views', 'views: list|get|put|delete'],
-] as const) {
-  program
-    .command(name)
-    .description(what)
-    .argument('<action>')
-    .argument('[rest...]')
-    .action(action(notYet(name)));
-}
+program
+  .command('roles')
+  .description('roles: create|list|update|delete')
+  .argument('<action>')
+  .argument('[rest...]')
+  .action(action(notYet('roles')));
+
+program
+  .command('views')
+  .description('views: list | get <name> | put <name> --object o [--filter json] [--sort a:desc] [--columns a,b] | delete <name> | run <name>')
+  .argument('<action>', 'list, get, put, delete or run')
+  .argument('[name]', 'the view name')
+  .option('--object <name>', 'put: the object the view reads')
+  .option('--filter <json>', 'put: a filter, as in record search')
+  .option('--sort <list>', 'put: attr[:asc|desc],… ')
+  .option('--columns <list>', 'put: attributes shown, comma-separated')
+  .option('--label <text>', 'put: a label')
+  .option('--data <json>', 'put: the whole view as JSON (flags override its fields)')
+  .option('--limit <n>', 'run: records per page (1..500)')
+  .option('--all', 'run: follow every page')
+  .action(action(() => import('./commands/views.js'), {}));
 
 program
   .command('files')

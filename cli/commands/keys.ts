@@ -1,6 +1,7 @@
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { clientFor } from '../instance.js';
+import { renderTable } from '../render/table.js';
 
 /**
  * `schemasync keys create <name> --role <role> [--scopes a,b] | list | revoke <id>`
@@ -58,11 +59,7 @@ export const run: CommandRun<KeysOptions> = async (ctx) => {
         k.revokedAt ? `revoked ${k.revokedAt}` : 'active',
         k.lastUsedAt ?? '-',
       ]);
-      const header = ['ID', 'NAME', 'ROLE', 'SCOPES', 'STATUS', 'LAST USED'];
-      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-      const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
-      out(c.bold(line(header)));
-      for (const r of rows) out(line(r));
+      for (const l of renderTable(['ID', 'NAME', 'ROLE', 'SCOPES', 'STATUS', 'LAST USED'], rows, c)) out(l);
       return 0;
     }
     case 'revoke': {

@@ -1,4 +1,4 @@
-import { getSourceSchema, getViewSchema, pushSourceSchema } from '../server/schemas/admin.js';
+import { getSourceSchema, pushSourceSchema, runViewSchema } from '../server/schemas/admin.js';
 import { createRecordSchema, getRecordSchema, searchRecordsSchema, updateRecordSchema } from '../server/schemas/records.js';
 import { getObjectSchema } from '../server/schemas/schema-objects.js';
 
@@ -41,9 +41,9 @@ const recordId = described(prop(getRecordSchema.params, 'id'), 'The record id (a
 const version = { type: 'integer', minimum: 1, maximum: 999_999_999_999_999, description: 'The version of the record you read (get_record); a stale one is refused.' };
 
 /**
- * Cross-object search and view runs (contract.md §3): their routes are being added
- * separately; until their route schemas exist these follow the contract's shapes
- * (`POST /search { query, objects?, limit? 1..100 }`, `GET /views/:name/records?limit=&cursor=`).
+ * Cross-object search (contract.md §3): its route is being added separately; until its
+ * route schema exists this follows the contract's shape (`POST /search { query, objects?,
+ * limit? 1..100 }`).
  */
 const globalSearchBody = {
   query: { type: 'string', minLength: 1, maxLength: 1000, description: 'Words (prefixes match: "acm" finds Acme) or "a quoted phrase".' },
@@ -58,11 +58,7 @@ export const INPUT_SCHEMAS = {
   get_record: object({ object: objectName, id: recordId }, ['object', 'id']),
   search: object(globalSearchBody, ['query']),
   run_view: object(
-    {
-      view: described(prop(getViewSchema.params, 'name'), 'The view name (see list_objects).'),
-      limit: prop(searchRecordsSchema.body, 'limit'),
-      cursor: prop(searchRecordsSchema.body, 'cursor'),
-    },
+    { view: described(prop(runViewSchema.params, 'name'), 'The view name (see list_objects).'), ...(runViewSchema.querystring as ObjectSchema).properties },
     ['view'],
   ),
   create_record: object({ object: objectName, values: described(createRecordSchema.body, 'Attribute name → value.') }, ['object', 'values']),

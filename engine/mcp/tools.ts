@@ -4,7 +4,7 @@ import type { Filter, SortSpec } from '../model/filter.js';
 import type { RecordOut, StoredObject } from '../model/stored.js';
 import type { SchemaClient } from '../sdk/index.js';
 import type { Action } from '../server/permissions.js';
-import { globalSearch, runView } from './api.js';
+import { globalSearch } from './api.js';
 import { dataResult, describeObject, errorResult, objectSummary, recordsPayload } from './format.js';
 import { planPayload } from './plan.js';
 import type { ToolName } from './schemas.js';
@@ -154,7 +154,10 @@ const TOOLS: readonly ToolDef[] = [
     refused: (a) => `run view ${named(a['view'])}`,
     async run(ctx, a) {
       const view = str(a['view']);
-      const page = await runView(ctx.client, view, a);
+      const page = await ctx.client.views.run(view, {
+        ...(a['limit'] !== undefined ? { limit: a['limit'] as number } : {}),
+        ...(a['cursor'] !== undefined ? { cursor: a['cursor'] as string } : {}),
+      });
       const object = page.records[0]?.object ?? (ctx.may('schema:read') ? (await ctx.client.views.get(view)).object : '');
       const schema = object ? await schemaFor(ctx, object) : undefined;
       return dataResult(`${page.records.length} records of view ${view}.`, { view, ...recordsPayload(object, page.records, schema, page) });

@@ -91,6 +91,14 @@ export function ownedElsewhere(kind: 'object' | 'view', target: string, owner: s
   };
 }
 
+/** A view outside this declaration reads what the push drops (issue 16: never left broken). */
+export function viewUses(view: string, owner: string, target: string): { message: string; fix: string } {
+  return {
+    message: `The view ${view} (${owner}) reads ${target}, which this push drops; the view would be left broken.`,
+    fix: `change or delete the view first (schemasync views put|delete ${view}), or declare it in this source`,
+  };
+}
+
 export function protectedEntity(target: string): { message: string; fix: string } {
   return {
     message: `${target} is system-protected and cannot be changed or dropped by a sync.`,

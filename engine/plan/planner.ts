@@ -5,7 +5,7 @@ import type { DataFacts } from './facts.js';
 import * as msg from './messages.js';
 import { nameConflict, objectChanges, ownershipConflict, ownsObject } from './objects.js';
 import type { Conflict, Plan, PlanSummary, Step, StepAction } from './types.js';
-import { diffViews } from './views.js';
+import { diffViews, viewReferenceConflicts } from './views.js';
 
 export interface PlanInput {
   sourceId: string;
@@ -160,6 +160,7 @@ export function planPush(input: PlanInput): Plan {
     .sort((a, b) => PHASE[a.s.action] - PHASE[b.s.action] || a.i - b.i)
     .map((x) => x.s);
   ordered.splice(0, ordered.length, ...orderDrops(ordered, input.objects));
+  conflicts.push(...viewReferenceConflicts(ordered, input.views, declaration.views));
   return { source: sourceId, baseVersion: input.source?.version ?? 0, steps: ordered, conflicts, summary: summarize(ordered, conflicts) };
 }
 

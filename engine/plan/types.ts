@@ -138,7 +138,7 @@ export interface Conflict {
   target: string;
   message: string;
   fix?: string;
-  rule?: Violation['rule'] | 'ownership' | 'protected' | 'type_clash' | 'rename_clash' | 'referenced' | 'missing_target';
+  rule?: Violation['rule'] | 'ownership' | 'protected' | 'type_clash' | 'rename_clash' | 'referenced' | 'missing_target' | 'view_reference';
   count?: number;
   sampleIds?: string[];
 }

@@ -1,5 +1,6 @@
 import type { ViewDecl } from '../model/declaration.js';
 import type { StoredView } from '../model/stored.js';
+import { viewAttributes } from '../model/view-refs.js';
 import { compact, sameValue } from './compare.js';
 import * as msg from './messages.js';
 import type { Conflict, FieldChange, Step } from './types.js';
@@ -56,6 +57,37 @@ export function diffViews(
     const owned = v.owner.kind === 'source' ? v.owner.id === sourceId : v.owner.kind !== 'runtime' && previouslyDeclared.has(v.name);
     if (!owned) continue;
     out.drops.push({ action: 'drop_view', target: `view:${v.name}`, view: v.name, destructive: false, label: 'change', reason: 'no longer declared' });
+  }
+  return out;
+}
+
+/**
+ * Views this declaration does not replace (runtime views, other sources' views) that read
+ * an object or attribute the plan drops: SCHEMA_SYNC_CONFLICT, so no push leaves a view
+ * broken. Renames are not conflicts: the applier rewrites the views that name the old
+ * name (engine/store/views.ts), keeping their owner. Declared views were already checked
+ * against the declared objects by validation.
+ */
+export function viewReferenceConflicts(steps: readonly Step[], stored: StoredView[], declared: Record<string, ViewDecl>): Conflict[] {
+  const renamedObject = new Map<string, string>();
+  const droppedObjects = new Set<string>();
+  const droppedAttributes = new Set<string>();
+  for (const s of steps) {
+    if (s.action === 'rename_object') renamedObject.set(s.from, s.to);
+    else if (s.action === 'drop_object') droppedObjects.add(s.object);
+    else if (s.action === 'drop_attribute') droppedAttributes.add(`${s.object}.${s.attribute}`);
+  }
+  if (droppedObjects.size === 0 && droppedAttributes.size === 0) return [];
+  const droppedViews = new Set(steps.filter((s) => s.action === 'drop_view').map((s) => (s as { view: string }).view));
+  const out: Conflict[] = [];
+  for (const v of stored) {
+    if (Object.hasOwn(declared, v.name) || droppedViews.has(v.name)) continue;
+    const object = renamedObject.get(v.object) ?? v.object;
+    const owner = v.owner.kind === 'source' ? `source ${v.owner.id ?? ''}`.trim() : v.owner.kind;
+    const hits = droppedObjects.has(object) ? [object] : [...viewAttributes(v)].map((a) => `${object}.${a}`).filter((t) => droppedAttributes.has(t));
+    for (const target of hits) {
+      out.push({ code: 'SCHEMA_SYNC_CONFLICT', target: `view:${v.name}`, rule: 'view_reference', ...msg.viewUses(v.name, owner, target) });
+    }
   }
   return out;
 }

@@ -164,6 +164,21 @@ export class ViewsApi {
   async delete(name: string): Promise<void> {
     await this.t.request('DELETE', `/views/${seg(name, 'View name')}`);
   }
+  /** GET /views/:name/records: one page of the view (its filter, sort and columns). */
+  async run(name: string, options: { limit?: number; cursor?: string } = {}): Promise<{ records: RecordOut[]; nextCursor: string | null }> {
+    const query = { limit: options.limit, cursor: options.cursor };
+    const a = await this.t.request<RecordOut[]>('GET', `/views/${seg(name, 'View name')}/records`, { query });
+    return { records: a.data, nextCursor: a.page?.nextCursor ?? null };
+  }
+  /** Every record of the view, page by page. */
+  async *iterate(name: string, options: { pageSize?: number } = {}): AsyncGenerator<RecordOut> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.run(name, { ...(options.pageSize !== undefined ? { limit: options.pageSize } : {}), ...(cursor !== undefined ? { cursor } : {}) });
+      yield* page.records;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+  }
 }
 
 /** The HTTP client of contract.md §5, used by the CLI for every call. */

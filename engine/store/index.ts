@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { ServiceError, type FieldError } from '../errors.js';
 import { SYSTEM_SPECS, type AttributePatch, type AttributeSpec } from '../model/attribute.js';
-import type { Declaration } from '../model/declaration.js';
+import type { Declaration, ViewDecl } from '../model/declaration.js';
 import { objectNameProblem, quoteName, sqlIdent } from '../model/names.js';
 import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
 import { typeDef } from '../model/types/registry.js';
@@ -23,6 +23,7 @@ import { Keys } from './keys.js';
 import { pushSource } from './push.js';
 import { checkAttributeInput, mergeAttributePatch } from './schema-input.js';
 import { searchRecords } from './search.js';
+import { checkRuntimeView, deleteRuntimeView, putRuntimeView, refuseIfViewsRead, renameAttributeInViews, viewNotFound } from './views.js';
 import type {
   Actor,
   BulkUpdateItem,
@@ -298,6 +299,7 @@ export class SqliteStore implements Store {
           fix: `delete or retarget ${refs.join(', ')} first`,
         });
       }
+      refuseIfViewsRead(this.db, o.name);
       const count = this.countRecords(o.name);
       if (count > 0 && !options.force) {
         throw new ServiceError('SCHEMA_CONFLICT', `Object "${o.name}" holds ${count} record${count === 1 ? '' : 's'}; delete with force=true to drop them`, {
@@ -405,7 +407,10 @@ export class SqliteStore implements Store {
     }
     this.checkRelationTarget(next, o.name);
     const backfill = options.refuse ? this.refuseViolations(o.name, current, next) : options.backfill === true;
-    if (next.name !== current.name) renameColumn(this.db, o.name, current.name, next.name);
+    if (next.name !== current.name) {
+      renameColumn(this.db, o.name, current.name, next.name);
+      renameAttributeInViews(this.db, o.name, current.name, next.name);
+    }
     // Document rows name their slot by attribute (engine/store/files.ts): they follow a
     // rename, and go with the values when the attribute stops being a document (issue 5: no orphans).
     if (current.type === 'document' && next.type !== 'document') this.files?.deleteSchemaDocuments(o.name, current.name);
@@ -430,6 +435,7 @@ export class SqliteStore implements Store {
       if (o.protected) throw new ServiceError('SCHEMA_PROTECTED_OBJECT', `Object "${o.name}" is protected; its attributes cannot be deleted`);
       const a = this.requireAttribute(o, attribute);
       if (a.system || a.protected) throw new ServiceError('SCHEMA_PROTECTED_ATTRIBUTE', `Attribute "${o.name}.${a.name}" is protected and cannot be deleted`);
+      refuseIfViewsRead(this.db, o.name, a.name);
       this.dropAttributeNow(o.name, a);
     });
   }
@@ -830,6 +836,30 @@ export class SqliteStore implements Store {
 
   findView(name: string): StoredView | undefined {
     return this.listViews().find((v) => v.name === name);
+  }
+
+  putView(name: string, decl: ViewDecl): StoredView {
+    return this.tx(() => putRuntimeView(this, name, checkRuntimeView(name, decl, this.listObjects())));
+  }
+
+  deleteView(name: string): void {
+    this.tx(() => deleteRuntimeView(this, name));
+  }
+
+  /** A view's page: its filter and sort with the caller's limit and cursor, values cut to its columns. */
+  runView(name: string, page: { limit?: number; cursor?: string }): SearchPage & { view: StoredView } {
+    const view = this.findView(name);
+    if (!view) throw viewNotFound(name);
+    const result = this.search(view.object, {
+      ...(view.filter ? { filter: view.filter } : {}),
+      ...(view.sort ? { sort: view.sort } : {}),
+      ...page,
+    });
+    const columns = view.columns;
+    if (columns) {
+      for (const r of result.records) r.values = Object.fromEntries(columns.filter((c) => Object.hasOwn(r.values, c)).map((c) => [c, r.values[c]]));
+    }
+    return { ...result, view };
   }
 
   /** Parsed declarations by source, reused while (version, appliedAt) is unchanged: a big one takes ms to parse. */

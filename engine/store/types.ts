@@ -1,5 +1,5 @@
 import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
-import type { Declaration } from '../model/declaration.js';
+import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
 import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredSource, StoredView } from '../model/stored.js';
 import type { DataFacts } from '../plan/facts.js';
@@ -152,6 +152,11 @@ export interface Store {
   // --- views and sources
   listViews(): StoredView[];
   findView(name: string): StoredView | undefined;
+  /** A runtime view (contract §3): checked like a declared view; a source's view → 409 SCHEMA_DUPLICATE. */
+  putView(name: string, decl: ViewDecl): StoredView;
+  deleteView(name: string): void;
+  /** GET /views/:name/records: the view's filter and sort, keyset pages, values cut to its columns. */
+  runView(name: string, page: { limit?: number; cursor?: string }): SearchPage & { view: StoredView };
   findSource(id: string): StoredSource | undefined;
 
   /**

@@ -167,16 +167,26 @@ describe('each tool', () => {
     expect(stored.values.amount).toBe(dataOf(landed[0]).records[0].values.amount);
   });
 
-  it('search and run_view follow the contract routes (or say the instance lacks them)', async () => {
+  it('run_view runs the view: its filter, its columns, with the legend', async () => {
+    const c = await connect(s, s.keyFor('member', ['records:read', 'schema:read', 'mcp']));
+    const page = dataOf(await c.callTool({ name: 'run_view', arguments: { view: 'open_deals', limit: 50 } }));
+    expect(page).toMatchObject({ view: 'open_deals', object: 'deal', nextCursor: null });
+    expect(page.records.map((r: { id: string }) => r.id)).toContain(seeded.injected);
+    expect(page.records.map((r: { id: string }) => r.id)).toContain(seeded.deal.id);
+    for (const r of page.records as { values: Record<string, unknown> }[]) expect(Object.keys(r.values).sort()).toEqual(['stage', 'title']);
+    expect(page.attributes).toEqual({ title: { type: 'text', label: 'Title' }, stage: expect.objectContaining({ type: 'select', label: 'Stage' }) });
+    const missing = await c.callTool({ name: 'run_view', arguments: { view: 'no_such_view' } });
+    expect(missing.isError).toBe(true);
+    expect(textOf(missing)).toMatch(/^Error: 404 /);
+  });
+
+  it('search follows the contract route (or says the instance lacks it)', async () => {
     const c = await connect(s, s.keyFor('viewer'));
+    // POST /search is being added separately; until it is, the tool reports the 404 as is.
     const hasSearch = (await s.call('POST', '/search', { body: { query: 'renewal' } })).status !== 404;
     const search = await c.callTool({ name: 'search', arguments: { query: 'renewal' } });
     if (hasSearch) expect(dataOf(search).hits).toEqual(expect.arrayContaining([expect.objectContaining({ object: 'deal', id: seeded.deal.id })]));
     else expect(textOf(search)).toMatch(/^Error: 404 ROUTE_NOT_FOUND: Route POST \/v1\/search not found/);
-    const hasViewRun = (await s.call('GET', '/views/open_deals/records')).status !== 404;
-    const view = await c.callTool({ name: 'run_view', arguments: { view: 'open_deals' } });
-    if (hasViewRun) expect(dataOf(view).records.map((r: { id: string }) => r.id)).toContain(seeded.injected);
-    else expect(textOf(view)).toMatch(/^Error: 404 ROUTE_NOT_FOUND/);
   });
 
   it('a bad argument answers with the field messages of the HTTP API', async () => {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { ServiceError } from '../../errors.js';
+import type { ViewDecl } from '../../model/declaration.js';
+import { viewNotFound } from '../../store/views.js';
 import { requireKeyRole } from '../../store/keys.js';
 import type { Scope } from '../../store/types.js';
 import { actorOf, type RouteDeps } from '../context.js';
@@ -55,10 +56,34 @@ export async function adminRoutes(app: FastifyInstance, { store, authCache }: Ro
     { schema: s.getViewSchema, config: { action: 'schema:read' } },
     async (request) => {
       const view = store.findView(request.params.name);
-      // The spec has no view-not-found code; a view is a named schema entity, so the
-      // schema's not-found code answers (404 either way).
-      if (!view) throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `No view named "${request.params.name}"`);
+      if (!view) throw viewNotFound(request.params.name);
       return ok(view);
+    },
+  );
+
+  app.put<{ Params: { name: string }; Body: ViewDecl }>(
+    '/views/:name',
+    { schema: s.putViewSchema, config: { action: 'schema:write' } },
+    async (request) => ok(store.putView(request.params.name, request.body)),
+  );
+
+  app.delete<{ Params: { name: string } }>(
+    '/views/:name',
+    { schema: s.deleteViewSchema, config: { action: 'schema:write' } },
+    async (request) => {
+      store.deleteView(request.params.name);
+      return ok({ name: request.params.name });
+    },
+  );
+
+  // Running a view reads records, so it takes what a record search takes (records:read).
+  app.get<{ Params: { name: string }; Querystring: { limit?: number; cursor?: string } }>(
+    '/views/:name/records',
+    { schema: s.runViewSchema, config: { action: 'records:read' } },
+    async (request) => {
+      const { limit, cursor } = request.query;
+      const page = store.runView(request.params.name, { ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) });
+      return ok(page.records, { nextCursor: page.nextCursor, ...(page.total !== undefined ? { total: page.total } : {}) });
     },
   );
 }

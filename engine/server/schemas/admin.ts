@@ -1,5 +1,6 @@
 import { SCOPES } from '../../store/types.js';
 import { IF_MATCH_PATTERN, deletedIdSchema, errorResponse, idParam, ownerSchema, responses, securityRequired } from './common.js';
+import { recordOut, searchRecordsSchema } from './records.js';
 
 /** Keys, views, sources and health (contract.md §3 "Roles, keys, views", "Schema"). */
 const scopes = { type: ['array', 'null'], uniqueItems: true, items: { type: 'string', enum: [...SCOPES] } } as const;
@@ -93,6 +94,51 @@ export const getViewSchema = {
   tags: ['views'], security: securityRequired, summary: 'Get a view by name',
   params: idParam('name', 'the view name'),
   response: responses(200, viewOut),
+};
+
+/** The body of PUT /views/:name: a view as declared (filter and sort by the search grammar). */
+const viewIn = {
+  type: 'object',
+  required: ['object'],
+  additionalProperties: false,
+  properties: {
+    object: { type: 'string', minLength: 1, maxLength: 63, description: 'the object the view reads' },
+    label: { type: 'string', maxLength: 200 },
+    description: { type: 'string', maxLength: 2000 },
+    filter: searchRecordsSchema.body.properties.filter,
+    sort: searchRecordsSchema.body.properties.sort,
+    columns: { type: 'array', maxItems: 200, items: { type: 'string', minLength: 1, maxLength: 63 }, description: 'attributes shown, in order' },
+  },
+} as const;
+
+export const putViewSchema = {
+  tags: ['views'], security: securityRequired,
+  summary: 'Create or replace a runtime view (a view a source pushed answers 409 SCHEMA_DUPLICATE)',
+  params: idParam('name', 'the view name'),
+  body: viewIn,
+  response: responses(200, viewOut),
+};
+
+export const deleteViewSchema = {
+  tags: ['views'], security: securityRequired,
+  summary: 'Delete a runtime view (a view a source pushed answers 409 SCHEMA_DUPLICATE)',
+  params: idParam('name', 'the view name'),
+  response: responses(200, { type: 'object', required: ['name'], properties: { name: { type: 'string' } } }),
+};
+
+export const runViewSchema = {
+  tags: ['views'], security: securityRequired,
+  summary: "Run a view: its filter and sort, keyset pages, only its columns in each record's values",
+  params: idParam('name', 'the view name'),
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      limit: searchRecordsSchema.body.properties.limit,
+      cursor: searchRecordsSchema.body.properties.cursor,
+    },
+  },
+  response: responses(200, { type: 'array', items: recordOut }, { list: true }),
 };
 
 const declaration = {
