@@ -181,6 +181,7 @@ const serveOptions = (cmd: Command): Command =>
     .option('--port <port>', 'port to listen on', '4400')
     .option('--data <dir>', 'folder for the SQLite database and files', '.schemasync')
     .option('--no-rate-limit', 'turn off the per-IP rate limits')
+    .option('--mcp-writes', 'let POST /v1/mcp offer write tools to keys that may write records')
     .option('--quiet', 'no request log');
 
 serveOptions(program.command('serve').description('run the bundled local server')).action(action(() => import('./commands/serve.js')));
@@ -248,7 +249,8 @@ program
 
 program
   .command('mcp')
-  .description('an MCP server on stdio for the configured instance')
-  .action(action(notYet('mcp')));
+  .description('an MCP server on stdio for the configured instance (read-only unless --allow-writes)')
+  .option('--allow-writes', 'offer the write tools (create_record, update_record, delete_record) to a key that may write records')
+  .action(action(() => import('./commands/mcp.js')));
 
 program.parseAsync(process.argv).catch((err: unknown) => process.exit(report(err)));

@@ -17,6 +17,7 @@ export interface DevOptions {
   port: string;
   data: string;
   rateLimit: boolean;
+  mcpWrites?: boolean;
   quiet?: boolean;
   allowDestructive?: string | boolean;
   debounce?: string;
@@ -41,7 +42,8 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
   const signals = catchStopSignals();
   let server;
   try {
-    server = await startServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false, logger: false });
+    server = await startServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false,
+      mcpWrites: ctx.options.mcpWrites === true, logger: false });
   } catch (err) {
     signals.dispose();
     throw err;

@@ -9,6 +9,7 @@ export interface ServeOptions {
   port: string;
   data: string;
   rateLimit: boolean;
+  mcpWrites?: boolean;
   quiet?: boolean;
 }
 
@@ -27,6 +28,7 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
       host,
       port,
       rateLimit: ctx.options.rateLimit !== false,
+      mcpWrites: ctx.options.mcpWrites === true,
       // One JSON line per request with its id (issue 3); --quiet silences it.
       logger: ctx.options.quiet ? false : { level: 'info' },
     });

@@ -134,8 +134,22 @@ export class SourcesApi {
   }
 }
 
+/** GET /keys/self: the calling key as far as its rights go (no secret). */
+export interface KeySelf {
+  id: string;
+  name: string;
+  role: string;
+  scopes: string[] | null;
+  /** What the key may do: the actions both its role and its scopes allow. */
+  actions: string[];
+}
+
 export class KeysApi {
   constructor(private readonly t: Transport) {}
+  /** Any key may ask about itself (no keys:manage needed). */
+  async self(): Promise<KeySelf> {
+    return (await this.t.request<KeySelf>('GET', '/keys/self')).data;
+  }
   async create(input: { name: string; role: string; scopes?: string[] }): Promise<KeyCreated> {
     return (await this.t.request<KeyCreated>('POST', '/keys', { body: input })).data;
   }

@@ -12,6 +12,9 @@ import { sendError } from './envelope.js';
 import { requirePermission } from './permissions.js';
 import { RateLimiter, bucketFor, type RateLimiterOptions } from './rate-limit.js';
 import { adminRoutes } from './routes/admin.js';
+import { agentRoutes } from './routes/agent.js';
+import { keySelfRoutes } from './routes/key-self.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { fileRoutes } from './routes/files.js';
 import { healthRoutes } from './routes/health.js';
 import { recordRoutes } from './routes/records.js';
@@ -33,6 +36,8 @@ export interface CreateServerOptions {
   bodyLimit?: number;
   /** Longest a request may take to arrive, in ms (408 SCHEMA_TIMEOUT beyond); and how often that is checked (tests). */
   requestTimeout?: { ms: number; checkEveryMs?: number };
+  /** `serve --mcp-writes`: POST /v1/mcp may offer write tools to keys that may write records (contract.md §6). */
+  mcpWrites?: boolean;
 }
 
 /**
@@ -218,6 +223,10 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
       await v1.register(roleRoutes, deps);
       // Files and documents (issue 5); multipart parsing is registered inside, for these routes only.
       await v1.register(fileRoutes, deps);
+      await v1.register(keySelfRoutes, deps);
+      // The agent routes (AI bucket, 503 CONFIGURATION_REQUIRED) and MCP over HTTP (issue 18).
+      await v1.register(agentRoutes);
+      await v1.register(mcpRoutes, { writes: options.mcpWrites === true });
       v1.get(
         '/openapi.json',
         { schema: { tags: ['health'], summary: 'This OpenAPI 3.1 document' }, config: { public: true } },

@@ -19,6 +19,8 @@ export interface LocalServerOptions {
   host?: string;
   port?: number;
   rateLimit?: boolean;
+  /** `--mcp-writes`: write tools may be offered over POST /v1/mcp (contract.md §6). */
+  mcpWrites?: boolean;
   logger?: FastifyServerOptions['logger'];
   /** How to open the database (default: the SQLite store of engine/store); tests inject one. */
   openStore?: (options: { path: string }) => Store;
@@ -86,7 +88,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   }
   let app: FastifyInstance;
   try {
-    app = await createServer({ store, logger: options.logger ?? false, rateLimit: options.rateLimit ?? true });
+    app = await createServer({ store, logger: options.logger ?? false, rateLimit: options.rateLimit ?? true, mcpWrites: options.mcpWrites === true });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 4400 });
   } catch (err) {
     store.close();

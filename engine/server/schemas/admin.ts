@@ -1,6 +1,6 @@
 import { PLAN_HASH_PATTERN } from '../../plan/hash.js';
 import { SCOPES } from '../../store/types.js';
-import { IF_MATCH_PATTERN, deletedIdSchema, idParam, ownerSchema, responses, securityRequired } from './common.js';
+import { IF_MATCH_PATTERN, deletedIdSchema, errorResponse, idParam, ownerSchema, responses, securityRequired } from './common.js';
 import { recordOut, searchRecordsSchema } from './records.js';
 
 /** Keys, views, sources and health (contract.md §3 "Roles, keys, views", "Schema"). */
@@ -42,6 +42,26 @@ export const createKeySchema = {
 export const listKeysSchema = {
   tags: ['keys'], security: securityRequired, summary: 'List API keys (never their secrets)',
   response: responses(200, { type: 'array', items: keyOut }, { list: true }),
+};
+
+export const keySelfSchema = {
+  tags: ['keys'], security: securityRequired,
+  summary: 'The calling key: id, name, role, scopes and the actions it may take (any key may ask; never a secret)',
+  response: responses(200, {
+    type: 'object',
+    required: ['id', 'name', 'role', 'scopes', 'actions'],
+    properties: {
+      id: keyOut.properties.id,
+      name: keyOut.properties.name,
+      role: keyOut.properties.role,
+      scopes,
+      actions: {
+        type: 'array',
+        items: { type: 'string', enum: [...SCOPES] },
+        description: 'What both the role and the scopes allow (contract.md §3: "A key may do what both its role and its scopes allow")',
+      },
+    },
+  }),
 };
 
 export const revokeKeySchema = {
@@ -213,6 +233,24 @@ export const sourceHistorySchema = {
     properties: { limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 }, cursor: { type: 'string', maxLength: 40 } },
   },
   response: responses(200, { type: 'array', items: historyEntry }, { list: true }),
+};
+
+const notWired = {
+  503: { ...errorResponse, description: 'CONFIGURATION_REQUIRED: no agent is wired on this deployment (permanent; do not retry)' },
+  default: errorResponse,
+};
+
+export const agentChatSchema = {
+  tags: ['agent'], security: securityRequired,
+  summary: 'Agent chat (AI rate bucket). The local server has no agent wired: always 503 CONFIGURATION_REQUIRED',
+  body: { type: 'object', additionalProperties: true, description: 'The chat request; not read while no agent is wired.' },
+  response: notWired,
+};
+
+export const agentStreamSchema = {
+  tags: ['agent'], security: securityRequired,
+  summary: 'Agent streaming (AI rate bucket). The local server has no agent wired: always 503 CONFIGURATION_REQUIRED',
+  response: notWired,
 };
 
 export const healthSchema = {
