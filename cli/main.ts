@@ -151,6 +151,7 @@ const serveOptions = (cmd: Command): Command =>
     .option('--port <port>', 'port to listen on', '4400')
     .option('--data <dir>', 'folder for the SQLite database and files', '.schemasync')
     .option('--no-rate-limit', 'turn off the per-IP rate limits')
+    .option('--no-studio', 'do not serve Studio, the admin page at /_/')
     .option('--quiet', 'no request log');
 
 serveOptions(program.command('serve').description('run the bundled local server')).action(action(() => import('./commands/serve.js')));

@@ -9,6 +9,7 @@ export interface ServeOptions {
   port: string;
   data: string;
   rateLimit: boolean;
+  studio: boolean;
   quiet?: boolean;
 }
 
@@ -27,6 +28,7 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
       host,
       port,
       rateLimit: ctx.options.rateLimit !== false,
+      studio: ctx.options.studio !== false,
       // One JSON line per request with its id (issue 3); --quiet silences it.
       logger: ctx.options.quiet ? false : { level: 'info' },
     });
@@ -41,6 +43,7 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
     `schemasync server listening on ${c.bold(server.baseUrl)}`,
     `data: ${server.dataDir}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}`,
   ];
+  if (server.studioUrl) lines.push(`studio: ${c.bold(server.studioUrl)} (sign in with an API key)`);
   if (server.createdKey) {
     const why = keyReasonLine(server, shown);
     if (why) lines.push(`${c.yellow('warning:')} ${why}`);

@@ -16,6 +16,7 @@ import { healthRoutes } from './routes/health.js';
 import { recordRoutes } from './routes/records.js';
 import { schemaRoutes } from './routes/schema.js';
 import { sourceRoutes } from './routes/sources.js';
+import { studioRoutes, type StudioOptions } from './studio.js';
 import { parseJsonBody } from './json-body.js';
 import { isUuid, validatorCompiler } from './validation.js';
 
@@ -31,6 +32,8 @@ export interface CreateServerOptions {
   bodyLimit?: number;
   /** Longest a request may take to arrive, in ms (408 SCHEMA_TIMEOUT beyond); and how often that is checked (tests). */
   requestTimeout?: { ms: number; checkEveryMs?: number };
+  /** Studio, the admin page at /_/ (contract.md §9): off unless given (serve and dev turn it on). */
+  studio?: false | StudioOptions;
 }
 
 /**
@@ -211,6 +214,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     },
     { prefix: '/v1' },
   );
+  if (options.studio) await app.register(studioRoutes, options.studio);
 
   return app;
 }

@@ -27,6 +27,8 @@ export interface LocalServerOptions {
    * (default DEFAULT_SHUTDOWN_GRACE_MS).
    */
   shutdownGraceMs?: number;
+  /** Serve Studio at /_/ (contract.md §9); on unless false (`--no-studio`). */
+  studio?: boolean;
 }
 
 export interface Credentials {
@@ -36,6 +38,8 @@ export interface Credentials {
 
 export interface LocalServer {
   app: FastifyInstance;
+  /** Studio's address (`http://host:port/_/`), or null with `--no-studio`. */
+  studioUrl: string | null;
   store: Store;
   baseUrl: string;
   dataDir: string;
@@ -86,7 +90,12 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   }
   let app: FastifyInstance;
   try {
-    app = await createServer({ store, logger: options.logger ?? false, rateLimit: options.rateLimit ?? true });
+    app = await createServer({
+      store,
+      logger: options.logger ?? false,
+      rateLimit: options.rateLimit ?? true,
+      studio: options.studio === false ? false : {},
+    });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 4400 });
   } catch (err) {
     store.close();
@@ -149,6 +158,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   };
   return {
     app,
+    studioUrl: options.studio === false ? null : baseUrl.replace(/\/v1$/, '/_/'),
     store,
     baseUrl,
     dataDir,
