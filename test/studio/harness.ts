@@ -25,10 +25,10 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-export async function serve(extra: string[] = []): Promise<Served> {
+export async function serve(extra: string[] = [], options: { rateLimit?: boolean } = {}): Promise<Served> {
   if (!existsSync(join(ROOT, 'dist', 'studio', 'main.js'))) throw new Error('Studio is not built: run npm run build first');
   const dataDir = mkdtempSync(join(tmpdir(), 'schemasync-studio-'));
-  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin', 'schemasync'), '--no-color', 'serve', '--port', '0', '--data', dataDir, '--no-rate-limit', '--quiet', ...extra], {
+  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin', 'schemasync'), '--no-color', 'serve', '--port', '0', '--data', dataDir, ...(options.rateLimit ? [] : ['--no-rate-limit']), '--quiet', ...extra], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1' },

@@ -237,6 +237,8 @@ describe('Studio', () => {
     const row = (attr: string) => page.locator(`.conflict tr[data-attribute="${attr}"]`).innerText();
     expect(await row('amount')).toMatch(/2000\s+1500/);
     expect(await row('notes')).toMatch(/changed by Bob/);
+    // only what either side changed is listed (an untouched empty list is no change)
+    expect(await page.locator('.conflict tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-attribute')))).toEqual(['stage', 'amount', 'notes']);
     await shot(page, 'conflict-1280');
     // nothing of ours was written
     expect((await server.client.records('deal').get(dealId)).values['amount']).toBe(1500);

@@ -8,9 +8,12 @@ export function formatValue(value: unknown, attribute?: Attribute): string {
   if (Array.isArray(value)) return value.map((v) => formatValue(v)).join(', ');
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (typeof value === 'object') return JSON.stringify(value);
-  if (attribute?.type === 'datetime' && typeof value === 'string') return value.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC');
+  if (attribute?.type === 'datetime' && typeof value === 'string') return formatTime(value);
   return String(value);
 }
+
+/** An ISO instant as `2026-11-24 03:15 UTC`: readable, and the same on every machine. */
+export const formatTime = (iso: string | null | undefined): string => (iso ? iso.replace('T', ' ').replace(/(:\d\d)(\.\d+)?Z$/, '$1 UTC') : '');
 
 export function formatBytes(n: number): string {
   if (n >= 1024 * 1024) return `${Math.round((n / 1024 / 1024) * 10) / 10} MB`;

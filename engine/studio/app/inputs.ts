@@ -105,9 +105,10 @@ export function controlFor(a: Attribute, value: unknown): Control {
       focusable = body = input;
     }
   }
-  const label = a.type === 'multiselect' ? h('span', { class: 'label', id: `${id}-label` }, labelOf(a)) : h('label', { for: id }, labelOf(a));
+  // "(required)" is outside the label element, so the control's name stays the attribute's label.
+  const label = h('div', null, a.type === 'multiselect' ? h('span', { class: 'label', id: `${id}-label` }, labelOf(a)) : h('label', { for: id }, labelOf(a)), a.required ? h('span', { class: 'req' }, ' (required)') : null);
   if (a.type === 'multiselect') body.setAttribute('aria-labelledby', `${id}-label`);
-  const element = h('div', { class: 'field', 'data-attribute': a.name }, label, a.required ? h('span', { class: 'req' }, ' (required)') : null, body, help ? h('p', { class: 'help', id: helpId }, help) : null, error);
+  const element = h('div', { class: 'field', 'data-attribute': a.name }, label, body, help ? h('p', { class: 'help', id: helpId }, help) : null, error);
   return {
     attribute: a,
     element,

@@ -1,5 +1,6 @@
 import { api, ApiError, seg } from './api.js';
 import { field, h, notice, replace } from './dom.js';
+import { formatTime } from './format.js';
 import { button, describeError, errorNotice, pageHeading, table } from './ui.js';
 import type { KeyOut } from './types.js';
 
@@ -30,7 +31,7 @@ export async function keysPage(main: HTMLElement): Promise<void> {
       table(
         'API keys',
         ['Name', 'Role', 'Scopes', 'Created', 'Last used', 'State', ''],
-        keys.map((k) => [k.name, k.role, k.scopes ? k.scopes.join(', ') : 'all of its role', k.createdAt ?? '', k.lastUsedAt ?? 'never', k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.revokedAt ? '' : revokeControl(k)]),
+        keys.map((k) => [k.name, k.role, k.scopes ? k.scopes.join(', ') : 'all of its role', formatTime(k.createdAt), k.lastUsedAt ? formatTime(k.lastUsedAt) : 'never', k.revokedAt ? `revoked ${formatTime(k.revokedAt)}` : 'active', k.revokedAt ? '' : revokeControl(k)]),
       ),
     );
 

@@ -16,7 +16,9 @@ import type { Attribute, ObjectInfo, RecordOut } from './types.js';
  */
 const editable = (a: Attribute) => !a.system && !a.protected && a.type !== 'document';
 
-const same = (x: unknown, y: unknown) => JSON.stringify(x ?? null) === JSON.stringify(y ?? null);
+/** Unset, null and an empty list are one "nothing" to a form, so an untouched empty list is no change. */
+const norm = (v: unknown) => (v === undefined || (Array.isArray(v) && v.length === 0) ? null : v);
+const same = (x: unknown, y: unknown) => JSON.stringify(norm(x)) === JSON.stringify(norm(y));
 
 export async function recordPage(main: HTMLElement, [name = '', id = '']: string[]): Promise<void> {
   const o = await objectNamed(name);

@@ -67,7 +67,7 @@ export async function rolesPage(main: HTMLElement): Promise<void> {
   const actionBoxes = ACTIONS.map((a) => h('input', { type: 'checkbox', value: a, name: `action-${a}`, checked: a === 'read' }));
   const form = h(
     'form',
-    { 'aria-labelledby': 'create-role-title' },
+    { class: 'create-role', 'aria-labelledby': 'create-role-title' },
     h('h2', { id: 'create-role-title' }, 'Create a role'),
     field('Name', name),
     field('Schema access', schema),
