@@ -344,6 +344,20 @@ describe('Studio', () => {
     await poll(() => page.locator('main').innerText()).toContain('Key ci reader revoked');
   });
 
+  it('shows roles (or the built-in ones, when the server has no roles routes yet)', async () => {
+    const roles = await fetch(`${server.base}/roles`, { headers: { authorization: `Bearer ${server.ownerKey}` } });
+    await page.getByRole('link', { name: 'Roles' }).click();
+    await page.getByRole('heading', { name: 'Roles' }).waitFor();
+    if (roles.status === 404) {
+      await poll(() => page.locator('main').innerText()).toContain('no roles routes yet');
+      expect(await page.getByRole('table', { name: 'Built-in roles' }).innerText()).toMatch(/viewer\s+read\s+read\s+read\s+none/);
+    } else {
+      await page.getByLabel('Name', { exact: true }).fill('auditor');
+      await page.getByRole('button', { name: 'Create role' }).click();
+      await poll(() => page.getByRole('table', { name: 'Roles' }).innerText()).toContain('auditor');
+    }
+  });
+
   it('tells a key that may not manage keys so, on the keys page', async () => {
     const member = await server.client.keys.create({ name: 'member', role: 'member' });
     const { context, page: p } = await newPage(browser);
