@@ -1,6 +1,6 @@
 /**
  * The one way Studio makes DOM: elements with properties and children, where every string
- * child becomes a text node. Nothing here (or anywhere in Studio) assigns innerHTML, so
+ * child becomes a text node. Nothing here (or anywhere in Studio) parses a string as HTML, so
  * server data — record values, names, messages, snippets — is always text, never markup
  * (issue 20: a value like `<img src=x onerror=alert(1)>` shows as those characters).
  */
