@@ -61,3 +61,12 @@ export function field(label: string, control: HTMLElement, ...extra: Child[]): H
 export function notice(kind: 'error' | 'ok' | 'info', ...children: Child[]): HTMLElement {
   return h('div', { class: `notice ${kind}`, role: kind === 'error' ? 'alert' : 'status' }, ...children);
 }
+
+/** A group of labelled checkboxes under one legend; `checked()` reads the ticked values. */
+export function checkboxes(legend: string, values: readonly string[], name: string, ticked: (v: string) => boolean = () => false) {
+  const boxes = values.map((v) => h('input', { type: 'checkbox', value: v, name: `${name}-${v}`, checked: ticked(v) }));
+  return {
+    element: h('fieldset', { class: 'choices' }, h('legend', null, legend), boxes.map((b) => h('label', { class: 'check' }, b, b.value))),
+    checked: (): string[] => boxes.filter((b) => b.checked).map((b) => b.value),
+  };
+}

@@ -37,7 +37,7 @@ function kindOf(a: Attribute): Kind | null {
 export const filterable = (a: Attribute): boolean => !a.system && kindOf(a) !== null;
 
 /** datetime-local gives local wall time without a zone; the API compares UTC instants. */
-const operand = (a: Attribute, raw: string): unknown => {
+const operand = (a: Attribute, raw: string): string | number => {
   if (a.type === 'number' || a.type === 'integer') return Number(raw);
   if (a.type === 'datetime') return new Date(raw).toISOString();
   return raw;

@@ -1,5 +1,5 @@
 import { api, ApiError, seg } from './api.js';
-import { field, h, notice, replace } from './dom.js';
+import { checkboxes, field, h, notice, replace } from './dom.js';
 import { formatTime } from './format.js';
 import { button, describeError, errorNotice, pageHeading, table } from './ui.js';
 import type { KeyOut } from './types.js';
@@ -61,20 +61,20 @@ export async function keysPage(main: HTMLElement): Promise<void> {
 
   const name = h('input', { type: 'text', required: true, name: 'key-name' });
   const role = h('select', { name: 'key-role' }, [...BUILT_IN_ROLES, ...custom].map((r) => h('option', { value: r, selected: r === 'member' }, r)));
-  const scopeBoxes = SCOPES.map((s) => h('input', { type: 'checkbox', value: s, name: `scope-${s}` }));
+  const scopeBoxes = checkboxes('Scopes (none ticked: everything its role allows, within yours)', SCOPES, 'scope');
   const form = h(
     'form',
     { class: 'create-key', 'aria-labelledby': 'create-key-title' },
     h('h2', { id: 'create-key-title' }, 'Create a key'),
     field('Name', name),
     field('Role', role),
-    h('fieldset', { class: 'choices' }, h('legend', null, 'Scopes (none ticked: everything its role allows, within yours)'), scopeBoxes.map((b) => h('label', { class: 'check' }, b, b.value))),
+    scopeBoxes.element,
     h('button', { type: 'submit' }, 'Create key'),
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     void (async () => {
-      const scopes = scopeBoxes.filter((b) => b.checked).map((b) => b.value);
+      const scopes = scopeBoxes.checked();
       try {
         const answer = await api<KeyOut & { secret: string }>('POST', '/keys', { name: name.value.trim(), role: role.value, ...(scopes.length ? { scopes } : {}) });
         const secret = h('input', { type: 'text', readOnly: true, value: answer.data.secret, class: 'mono secret', id: 'new-key-secret' });

@@ -1,5 +1,5 @@
 import { api, ApiError, seg } from './api.js';
-import { field, h, notice, replace } from './dom.js';
+import { checkboxes, field, h, notice, replace } from './dom.js';
 import { objects } from './schema.js';
 import { button, describeError, errorNotice, pageHeading, table } from './ui.js';
 
@@ -64,7 +64,7 @@ export async function rolesPage(main: HTMLElement): Promise<void> {
   const name = h('input', { type: 'text', required: true, name: 'role-name' });
   const schema = h('select', { name: 'role-schema' }, ['none', 'read', 'write'].map((s) => h('option', { value: s }, s)));
   const object = h('select', { name: 'role-object' }, ['*', ...names].map((n) => h('option', { value: n }, n === '*' ? '* (every object)' : n)));
-  const actionBoxes = ACTIONS.map((a) => h('input', { type: 'checkbox', value: a, name: `action-${a}`, checked: a === 'read' }));
+  const actionBoxes = checkboxes('Actions on that object', ACTIONS, 'action', (a) => a === 'read');
   const form = h(
     'form',
     { class: 'create-role', 'aria-labelledby': 'create-role-title' },
@@ -72,7 +72,7 @@ export async function rolesPage(main: HTMLElement): Promise<void> {
     field('Name', name),
     field('Schema access', schema),
     field('Object', object),
-    h('fieldset', { class: 'choices' }, h('legend', null, 'Actions on that object'), actionBoxes.map((b) => h('label', { class: 'check' }, b, b.value))),
+    actionBoxes.element,
     h('button', { type: 'submit' }, 'Create role'),
   );
   form.addEventListener('submit', (e) => {
@@ -80,7 +80,7 @@ export async function rolesPage(main: HTMLElement): Promise<void> {
     const body = {
       name: name.value.trim(),
       schema: schema.value,
-      permissions: [{ object: object.value, actions: actionBoxes.filter((b) => b.checked).map((b) => b.value) }],
+      permissions: [{ object: object.value, actions: actionBoxes.checked() }],
     };
     void api('POST', '/roles', body).then(
       async () => {
