@@ -298,6 +298,24 @@ describe('Studio', () => {
     await page.getByRole('button', { name: 'Search' }).click();
     if (probe.status === 404) {
       await poll(() => page.locator('.search-results').innerText()).toContain('no cross-object search yet');
+      // This server has no POST /search to run, so its answer is played in the contract's
+      // shape (§3) to check what the page makes of it: offsets become <mark>, text stays text.
+      await page.route('**/v1/search', (route) =>
+        route.fulfill({
+          contentType: 'application/json',
+          body: JSON.stringify({
+            success: true,
+            data: [{ object: 'company', id: seeded[1], score: 1, attribute: 'name', snippet: `x ${XSS} y`, highlights: [[3, 6], [99, 120]] }],
+          }),
+        }),
+      );
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.locator('.hit').first().waitFor();
+      expect(await page.locator('.hit mark').allInnerTexts()).toEqual(['img']);
+      expect(await page.locator('.hit .snippet').innerText()).toBe(`x ${XSS} y`);
+      expect(await page.locator('main img').count()).toBe(0);
+      expect(dialogs).toEqual([]);
+      await page.unroute('**/v1/search');
     } else {
       await page.locator('.hit').first().waitFor();
       expect(await page.locator('.hit mark').first().innerText()).toMatch(/img/i);

@@ -16,8 +16,11 @@ export async function searchPage(main: HTMLElement, _params: string[], query: UR
   const form = h('form', { role: 'search', class: 'search-form' }, field('Search all records', input), h('button', { type: 'submit' }, 'Search'));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    // The query goes into the address, so a search can be bookmarked and Back returns to it.
-    location.hash = `#/search?q=${encodeURIComponent(input.value.trim())}`;
+    // The query goes into the address, so a search can be bookmarked and Back returns to it;
+    // the same query again changes no address, so it is run here.
+    const target = `#/search?q=${encodeURIComponent(input.value.trim())}`;
+    if (location.hash === target) void run(input.value.trim(), results);
+    else location.hash = target;
   });
   main.append(pageHeading('Search'), form, results);
   if (q) await run(q, results);
