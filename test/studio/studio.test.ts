@@ -136,6 +136,13 @@ describe('Studio', () => {
     expect(new Set(await rowIds(page))).toEqual(new Set(direct.records.map((r) => r.id)));
 
     await page.getByRole('button', { name: 'Clear filters' }).click();
+    const founded = page.getByRole('group', { name: 'Founded' });
+    await founded.getByLabel('from').fill('2020-01-01');
+    await founded.getByLabel('to').fill('2022-12-31');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await poll(async () => new Set((await cells(page, 6)).map((d) => d.slice(0, 4)))).toEqual(new Set(['2020', '2021', '2022']));
+
+    await page.getByRole('button', { name: 'Clear filters' }).click();
     await page.getByLabel('Name contains').fill('acm');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await poll(() => cells(page, 1)).toEqual(['Acme']);
@@ -289,6 +296,19 @@ describe('Studio', () => {
     expect(download.suggestedFilename()).toBe('logo.png');
     const { readFileSync } = await import('node:fs');
     expect(readFileSync((await download.path())!).equals(png)).toBe(true);
+  });
+
+  it('edits JSON in its own editor: bad JSON is named at the field and nothing is sent', async () => {
+    const before = await server.client.records('company').get(acme.id);
+    await page.getByLabel('Metadata').fill('{"tier": gold}');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await poll(() => page.locator('[data-attribute="metadata"] .field-error').innerText()).toContain('not valid JSON');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe(await page.getByLabel('Metadata').getAttribute('id'));
+    expect((await server.client.records('company').get(acme.id)).version).toBe(before.version);
+    await page.getByLabel('Metadata').fill('{"tier": "gold", "seats": [1, 2]}');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await poll(() => page.getByRole('status').filter({ hasText: 'Saved' }).count()).toBe(1);
+    expect((await server.client.records('company').get(acme.id)).values['metadata']).toEqual({ tier: 'gold', seats: [1, 2] });
   });
 
   it('searches across objects when the server offers it, marking matches from offsets as text', async () => {

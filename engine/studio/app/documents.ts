@@ -23,13 +23,13 @@ export function accepted(accepts: readonly string[] | undefined, mimeType: strin
   });
 }
 
-export function documentsSection(o: ObjectInfo, record: RecordOut): HTMLElement | null {
+export function documentsSection(o: ObjectInfo, record: RecordOut, onAttached: () => Promise<void>): HTMLElement | null {
   const attributes = o.attributes.filter((a) => a.type === 'document');
   if (attributes.length === 0) return null;
-  return h('section', { class: 'documents', 'aria-labelledby': 'documents-title' }, h('h2', { id: 'documents-title' }, 'Documents'), attributes.map((a) => documentAttribute(o, record, a)));
+  return h('section', { class: 'documents', 'aria-labelledby': 'documents-title' }, h('h2', { id: 'documents-title' }, 'Documents'), attributes.map((a) => documentAttribute(o, record, a, onAttached)));
 }
 
-function documentAttribute(o: ObjectInfo, record: RecordOut, a: Attribute): HTMLElement {
+function documentAttribute(o: ObjectInfo, record: RecordOut, a: Attribute, onAttached: () => Promise<void>): HTMLElement {
   const raw = record.values[a.name];
   let ids: string[] = Array.isArray(raw) ? (raw as string[]) : typeof raw === 'string' ? [raw] : [];
   const list = h('ul', { class: 'doc-list' });
@@ -88,7 +88,7 @@ function documentAttribute(o: ObjectInfo, record: RecordOut, a: Attribute): HTML
       file.value = '';
       title.value = '';
       replace(status, notice('ok', `Uploaded ${doc.title}.`));
-      await renderList();
+      await Promise.all([renderList(), onAttached()]);
     } catch (err) {
       progress.hidden = true;
       replace(progressText);

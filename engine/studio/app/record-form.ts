@@ -27,20 +27,19 @@ export async function recordPage(main: HTMLElement, [name = '', id = '']: string
     return;
   }
   if (id === 'new') {
-    main.append(pageHeading(`New ${o.label ?? o.name}`), recordForm(o, null));
+    main.append(pageHeading(`New ${o.label ?? o.name}`), recordForm(o, null).element);
     return;
   }
   const answer = await api<RecordOut>('GET', `/records/${seg(o.name)}/${seg(id)}`);
-  main.append(
-    pageHeading(`${o.label ?? o.name} record`),
-    h('p', { class: 'muted mono' }, `id ${answer.data.id}`),
-    recordForm(o, answer.data),
-  );
-  const documents = documentsSection(o, answer.data);
+  const form = recordForm(o, answer.data);
+  main.append(pageHeading(`${o.label ?? o.name} record`), h('p', { class: 'muted mono' }, `id ${answer.data.id}`), form.element);
+  // An upload attaches the document to the record, which gives it a new version: the form
+  // moves to that version, or its next save would meet a conflict of the user's own making.
+  const documents = documentsSection(o, answer.data, async () => form.moveTo((await api<RecordOut>('GET', `/records/${seg(o.name)}/${seg(id)}`)).data));
   if (documents) main.append(documents);
 }
 
-function recordForm(o: ObjectInfo, loaded: RecordOut | null): HTMLElement {
+function recordForm(o: ObjectInfo, loaded: RecordOut | null): { element: HTMLElement; moveTo(record: RecordOut): void } {
   let base = loaded; // the version edits are made against; moves forward after a conflict
   const controls: Control[] = o.attributes.filter(editable).map((a) => controlFor(a, loaded?.values[a.name] ?? (loaded ? undefined : a.default)));
   const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
@@ -169,5 +168,13 @@ function recordForm(o: ObjectInfo, loaded: RecordOut | null): HTMLElement {
     }
     void save(values);
   });
-  return form;
+  return {
+    element: form,
+    /** The record changed outside the form's fields (a document attached): edits now apply to this version. */
+    moveTo(record) {
+      base = record;
+      loaded = record;
+      replace(versionLine, `version ${record.version}`);
+    },
+  };
 }
