@@ -182,6 +182,7 @@ const serveOptions = (cmd: Command): Command =>
     .option('--data <dir>', 'folder for the SQLite database and files', '.schemasync')
     .option('--no-rate-limit', 'turn off the per-IP rate limits')
     .option('--mcp-writes', 'let POST /v1/mcp offer write tools to keys that may write records')
+    .option('--no-studio', 'do not serve Studio, the admin page at /_/')
     .option('--quiet', 'no request log');
 
 serveOptions(program.command('serve').description('run the bundled local server')).action(action(() => import('./commands/serve.js')));

@@ -18,6 +18,7 @@ export interface DevOptions {
   data: string;
   rateLimit: boolean;
   mcpWrites?: boolean;
+  studio: boolean;
   quiet?: boolean;
   allowDestructive?: string | boolean;
   debounce?: string;
@@ -43,7 +44,7 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
   let server;
   try {
     server = await startServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false,
-      mcpWrites: ctx.options.mcpWrites === true, logger: false });
+      mcpWrites: ctx.options.mcpWrites === true, studio: ctx.options.studio !== false, logger: false });
   } catch (err) {
     signals.dispose();
     throw err;
@@ -56,6 +57,8 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
     const shown = (p: string) => relative(ctx.cwd, p) || p;
     ctx.stdout.write(`schemasync dev: server on ${c.bold(server.baseUrl)}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}\n`);
     ctx.stdout.write(`data: ${shown(server.dataDir)}  credentials: ${shown(server.credentialsPath)} (mode 0600)\n`);
+    // contract.md §9: dev prints Studio's address at start.
+    if (server.studioUrl) ctx.stdout.write(`studio: ${c.bold(server.studioUrl)} (sign in with the owner API key)\n`);
     if (server.createdKey) {
       const why = keyReasonLine(server, shown(server.credentialsPath));
       if (why) ctx.stdout.write(`${c.yellow('warning:')} ${why}\n`);

@@ -10,6 +10,7 @@ export interface ServeOptions {
   data: string;
   rateLimit: boolean;
   mcpWrites?: boolean;
+  studio: boolean;
   quiet?: boolean;
 }
 
@@ -29,6 +30,7 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
       port,
       rateLimit: ctx.options.rateLimit !== false,
       mcpWrites: ctx.options.mcpWrites === true,
+      studio: ctx.options.studio !== false,
       // One JSON line per request with its id (issue 3); --quiet silences it.
       logger: ctx.options.quiet ? false : { level: 'info' },
     });
@@ -43,6 +45,7 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
     `schemasync server listening on ${c.bold(server.baseUrl)}`,
     `data: ${server.dataDir}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}`,
   ];
+  if (server.studioUrl) lines.push(`studio: ${c.bold(server.studioUrl)} (sign in with an API key)`);
   if (server.createdKey) {
     const why = keyReasonLine(server, shown);
     if (why) lines.push(`${c.yellow('warning:')} ${why}`);

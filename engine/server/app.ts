@@ -21,6 +21,7 @@ import { recordRoutes } from './routes/records.js';
 import { roleRoutes } from './routes/roles.js';
 import { schemaRoutes } from './routes/schema.js';
 import { sourceRoutes } from './routes/sources.js';
+import { studioRoutes, type StudioOptions } from './studio.js';
 import { parseJsonBody } from './json-body.js';
 import { isUuid, validatorCompiler } from './validation.js';
 
@@ -38,6 +39,8 @@ export interface CreateServerOptions {
   requestTimeout?: { ms: number; checkEveryMs?: number };
   /** `serve --mcp-writes`: POST /v1/mcp may offer write tools to keys that may write records (contract.md §6). */
   mcpWrites?: boolean;
+  /** Studio, the admin page at /_/ (contract.md §9): off unless given (serve and dev turn it on). */
+  studio?: false | StudioOptions;
 }
 
 /**
@@ -235,6 +238,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     },
     { prefix: '/v1' },
   );
+  if (options.studio) await app.register(studioRoutes, options.studio);
 
   return app;
 }
