@@ -77,7 +77,8 @@ export async function importRows(
   const refuse = (row: SourceRow, errors: RowError[]) => {
     result.refused++;
     events.refused(row.line, errors, row.values);
-    if (settings.onError === 'stop') result.stopped = true;
+    // A dry run reports every row (issue 17: "checks every row"), whatever --on-error says.
+    if (settings.onError === 'stop' && !settings.dryRun) result.stopped = true;
   };
 
   const flush = async (items: SourceRow[]): Promise<void> => {
