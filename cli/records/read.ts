@@ -58,7 +58,7 @@ async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes
         values[key] = value;
       }
     }
-    if (errors.length === 0) errors.push(...shape.check(values, 'create'));
+    errors.push(...shape.check(values, 'create'));
     yield { line, values, errors };
   }
 }
@@ -105,11 +105,11 @@ async function* readCsv(input: Readable, shape: RecordShape, notes: ReadNotes): 
         if (v.ok) values[name] = v.value;
         else errors.push({ attribute: name, column: i + 1, message: v.message });
       }
-      if (errors.length === 0) {
-        for (const e of shape.check(values, 'create')) {
-          const i = e.attribute === undefined ? -1 : header.indexOf(e.attribute);
-          errors.push(i >= 0 ? { ...e, column: i + 1 } : e);
-        }
+      // Every problem of the row: the type rules run on the cells that converted.
+      for (const e of shape.check(values, 'create')) {
+        if (errors.some((x) => x.attribute === e.attribute)) continue;
+        const i = e.attribute === undefined ? -1 : header.indexOf(e.attribute);
+        errors.push(i >= 0 ? { ...e, column: i + 1 } : e);
       }
       yield { line, values, errors };
     }

@@ -15,6 +15,9 @@ export interface RowError {
   message: string;
 }
 
+/** The system attributes, and the record's own camelCase fields a full record carries. */
+const SYSTEM_NAMES: ReadonlySet<string> = new Set([...SYSTEM_ATTRIBUTES, 'createdAt', 'updatedAt']);
+
 /**
  * An object's attributes as the records commands need them, read once per command from
  * GET /schema/objects/:name (issue 17: "fetch the object's schema once"). The value rules
@@ -40,7 +43,7 @@ export class RecordShape {
 
   /** id, version, created_at …: the service assigns them, so a file's values for them are ignored. */
   isSystem(name: string): boolean {
-    return SYSTEM_ATTRIBUTES.includes(name) || name === 'createdAt' || name === 'updatedAt';
+    return SYSTEM_NAMES.has(name);
   }
 
   /** `object deal has no attribute "amout" (did you mean "amount"?)`. */
