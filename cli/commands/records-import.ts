@@ -6,7 +6,7 @@ import { importRows, type ImportResult, type ImportSettings } from '../records/i
 import { readRows, type ImportFormat } from '../records/read.js';
 import type { RowError } from '../records/shape.js';
 import { whileThrottled } from '../records/throttle.js';
-import { rowProgress } from '../render/progress.js';
+import { rowProgress, type ProgressBar } from '../render/progress.js';
 import { clientOf, shapeOf, type RecordsContext } from './records.js';
 
 /** Refused rows printed on stderr before the rest are only counted (all go to --errors). */
@@ -48,11 +48,9 @@ export async function importRecords(ctx: RecordsContext, object: string, file: s
   const input: Readable = path === undefined ? process.stdin : createReadStream(path, { highWaterMark: 256 * 1024 });
   const errorsOut: WriteStream | undefined = o.errors !== undefined ? createWriteStream(resolve(ctx.cwd, o.errors)) : undefined;
   const tty = Boolean((ctx.stderr as { isTTY?: boolean }).isTTY) && o.progress !== false;
-  const bar = rowProgress(tty ? ctx.stderr : ({} as NodeJS.WritableStream), {
-    label: object,
-    totalBytes: path === undefined ? undefined : statSync(path).size,
-    bytesRead: () => (input as ReadStream).bytesRead ?? 0,
-  });
+  const bar: ProgressBar = tty
+    ? rowProgress(ctx.stderr, { label: object, totalBytes: path === undefined ? undefined : statSync(path).size, bytesRead: () => (input as ReadStream).bytesRead ?? 0 })
+    : { update() {}, done() {} };
   // A line on stderr clears the bar first; the next update draws it again.
   const say = (text: string) => ctx.stderr.write(`${tty ? '\r\u001b[K' : ''}${text}\n`);
   const notes = { ignored: new Set<string>() };
