@@ -8,8 +8,8 @@ import type { RecordShape, RowError } from './shape.js';
  * while the next batch is being read.
  *
  * Rerun safety. Each batch carries an idempotency key derived from the file's content up
- * to and including that batch: key(n) = sha256(key(n-1) + the batch's body), seeded with the
- * object's name. A rerun of the same file after a crash or Ctrl-C therefore sends the same
+ * to and including that batch: key(n) = sha256(key(n-1) + the batch's rows as the file has
+ * them), seeded with the object's name. A rerun of the same file after a crash or Ctrl-C therefore sends the same
  * keys with the same bodies, and the server replays the batches it already wrote instead of
  * writing them again (contract.md §3, 24 hours). Rows before a changed line keep their keys;
  * from the first changed batch on, every key is new — those batches were not written.
@@ -83,8 +83,10 @@ export async function importRows(
 
   const flush = async (items: SourceRow[]): Promise<void> => {
     const n = ++result.batches;
-    const body = items.map((r) => r.values);
-    chain = sha256(`${chain}\u0000${JSON.stringify(body)}`);
+    // The rows as the file has them, hashed without building the batch's text a second time.
+    const hash = createHash('sha256').update(chain);
+    for (const r of items) hash.update('\u0000').update(r.text);
+    chain = hash.digest('hex');
     let key = `import-${chain.slice(0, 48)}`;
     let pending = items;
     for (let round = 0; pending.length > 0; round++) {
@@ -100,7 +102,7 @@ export async function importRows(
         result.lastImportedLine = pending[pending.length - 1]!.line;
         return;
       } catch (err) {
-        if (round > 0 && isKeyReused(err)) {
+        if (isKeyReused(err)) {
           events.notice(`${label} was imported by an earlier run that refused other rows; not written again`);
           result.alreadyImported += pending.length;
           result.lastImportedLine = pending[pending.length - 1]!.line;
@@ -141,7 +143,11 @@ export async function importRows(
   return result;
 }
 
-/** 409 on a reduced batch: the key was used by an earlier run with another body (contract.md §3). */
+/**
+ * 409 SCHEMA_CONFLICT: the key was used by an earlier run with another body (contract.md §3;
+ * bulk-create has no other 409) — a reduced batch whose refusals differ, or the same lines
+ * converted differently because the schema changed since. Those lines were imported then.
+ */
 function isKeyReused(err: unknown): boolean {
   const e = err as { status?: number; code?: string };
   return e?.status === 409 && e.code === 'SCHEMA_CONFLICT';

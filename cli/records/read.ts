@@ -13,6 +13,8 @@ import type { RecordShape, RowError } from './shape.js';
 export interface SourceRow {
   /** 1-based line of the file where the row starts. */
   line: number;
+  /** The row as the file has it (an NDJSON line, a CSV record's cells): what idempotency keys hash. */
+  text: string;
   values: Record<string, unknown>;
   errors: RowError[];
 }
@@ -39,11 +41,11 @@ async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes
     try {
       parsed = JSON.parse(text);
     } catch (err) {
-      yield { line, values: {}, errors: [{ message: `not a JSON object: ${(err as Error).message}` }] };
+      yield { line, text, values: {}, errors: [{ message: `not a JSON object: ${(err as Error).message}` }] };
       continue;
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      yield { line, values: {}, errors: [{ message: 'must be a JSON object of attribute → value' }] };
+      yield { line, text, values: {}, errors: [{ message: 'must be a JSON object of attribute → value' }] };
       continue;
     }
     // Only attribute names (NAME_PATTERN) are copied, so `__proto__` in a line is an unknown key.
@@ -59,7 +61,7 @@ async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes
       }
     }
     errors.push(...shape.check(values, 'create'));
-    yield { line, values, errors };
+    yield { line, text, values, errors };
   }
 }
 
@@ -92,8 +94,10 @@ async function* readCsv(input: Readable, shape: RecordShape, notes: ReadNotes): 
         checkHeader(header, shape, notes, line);
         continue;
       }
+      // The record as read, unambiguously (null and "" apart).
+      const text = JSON.stringify(cells);
       if (cells.length !== header.length) {
-        yield { line, values: {}, errors: [{ message: `has ${cells.length} cells; the header has ${header.length}` }] };
+        yield { line, text, values: {}, errors: [{ message: `has ${cells.length} cells; the header has ${header.length}` }] };
         continue;
       }
       const values: Record<string, unknown> = {};
@@ -111,7 +115,7 @@ async function* readCsv(input: Readable, shape: RecordShape, notes: ReadNotes): 
         const i = e.attribute === undefined ? -1 : header.indexOf(e.attribute);
         errors.push(i >= 0 ? { ...e, column: i + 1 } : e);
       }
-      yield { line, values, errors };
+      yield { line, text, values, errors };
     }
   } catch (err) {
     const e = err as CsvError & { lines?: number };
