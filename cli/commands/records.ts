@@ -201,7 +201,14 @@ async function update(ctx: RecordsContext, object: string, id: string): Promise<
   } else {
     throw new CliError('update needs the version it changes: --if-match <version> (see `records get`), --read-first, or --if-match "*" to overwrite whatever is stored');
   }
-  const record = await client.records(object).update(id, values, { ifMatch });
+  let record: RecordOut;
+  try {
+    record = await client.records(object).update(id, values, { ifMatch });
+  } catch (err) {
+    const e = err as { status?: number; hint?: string };
+    if (e.status === 409) e.hint = `the record changed since that version: read it again (schemasync records get ${object} ${id}) and retry, or use --read-first`;
+    throw err;
+  }
   printRecord(ctx, record, `updated ${object} ${record.id}`);
   return 0;
 }

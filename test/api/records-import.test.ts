@@ -52,6 +52,17 @@ describe('rerun after a crash or Ctrl-C', () => {
     }
   }, 120_000);
 
+  it('two imports of the same file at the same time write each row once (the server judges each key atomically)', async () => {
+    await s.defineObject('twice', [{ name: 'n', type: 'integer' }, { name: 'label', type: 'text' }, { name: 'at', type: 'datetime' }]);
+    writeFileSync(join(cwd, 'twice.ndjson'), ndjson(6_000));
+    const runs = await Promise.all([1, 2].map(() => cli(s, ['records', 'import', 'twice', 'twice.ndjson', '--batch', '300', '--json'], { cwd })));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    const sums = runs.map((r) => JSON.parse(r.stdout) as { imported: number; alreadyImported: number });
+    expect(sums[0]!.imported + sums[1]!.imported).toBe(6_000);
+    expect(sums[0]!.alreadyImported + sums[1]!.alreadyImported).toBe(6_000);
+    expect(await countOf(s, 'twice')).toBe(6_000);
+  }, 60_000);
+
   it('--on-error skip: rows the server refuses are reported by line and the rest written; a rerun writes nothing again', async () => {
     await s.defineObject('owner', [{ name: 'name', type: 'text' }]);
     await s.defineObject('task', [{ name: 'title', type: 'text' }, { name: 'code', type: 'text', unique: true }, { name: 'owner', type: 'relation', target: 'owner' }]);
