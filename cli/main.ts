@@ -192,13 +192,32 @@ serveOptions(program.command('dev').description('serve + sync + watch in one pro
   .option('--debounce <ms>', 'quiet time before a burst of saves is synced', '75')
   .action(action(() => import('./commands/dev.js')));
 
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
 program
   .command('records')
   .description('record access: list|get|create|update|delete|import|export <object>')
   .argument('<action>', 'list, get, create, update, delete, import or export')
   .argument('<object>', 'object name')
-  .argument('[rest...]', 'id, JSON values or file, depending on the action')
-  .action(action(notYet('records')));
+  .argument('[rest...]', 'the record id (get, update, delete) or the file, - for stdin (import)')
+  .option('--filter <json>', "list, export: a filter, e.g. '{\"stage\":\"won\"}'")
+  .option('--sort <attr:dir>', 'list: attr, attr:asc or attr:desc; repeat it or give a comma list', collect)
+  .option('--limit <n>', 'list: at most this many records (one page: 1..500, default 50; with --all no cap)')
+  .option('--all', 'list: follow the cursor through every page')
+  .option('--cursor <cursor>', 'list: start at this cursor (printed when more records remain)')
+  .option('--data <json>', "create, update: the values as a JSON object")
+  .option('--set <attr=value>', 'create, update: one value, typed by the attribute (repeatable; attr= is null)', collect)
+  .option('--if-match <version>', 'update: the version being changed (or * for any)')
+  .option('--read-first', 'update: read the record and send the version just read as if-match')
+  .option('--format <format>', 'import, export: ndjson or csv (default: from the file extension; export: ndjson)')
+  .option('--out <file>', 'export: write here instead of stdout')
+  .option('--force', 'export: overwrite --out if it exists')
+  .option('--batch <n>', 'import: records per bulk-create request (1..10000)', '1000')
+  .option('--dry-run', 'import: check every row, write nothing')
+  .option('--on-error <mode>', 'import: stop at the first refused row, or skip refused rows and go on', 'stop')
+  .option('--errors <file>', 'import: write each refused row (line, errors, values) to this NDJSON file')
+  .option('--no-progress', 'import: no progress bar, even in a terminal')
+  .action(action(() => import('./commands/records.js')));
 
 program
   .command('keys')

@@ -65,7 +65,16 @@ export class RecordsApi {
     return (await this.t.request<{ id: string }>('DELETE', this.path(`/${seg(id, 'Record id')}`))).data;
   }
   async bulkCreate(records: Record<string, unknown>[], options: { idempotencyKey?: string } = {}): Promise<RecordOut[]> {
-    return (await this.t.request<{ records: RecordOut[] }>('POST', this.path('/bulk-create'), { body: { records }, idempotencyKey: options.idempotencyKey ?? true })).data.records;
+    return (await this.bulkCreateReplayable(records, options)).records;
+  }
+  /**
+   * bulkCreate, also saying whether the service replayed the answer it gave an earlier
+   * request with the same idempotency key (header `idempotent-replayed`) instead of writing:
+   * how `records import` tells a batch a crashed run already wrote.
+   */
+  async bulkCreateReplayable(records: Record<string, unknown>[], options: { idempotencyKey?: string } = {}): Promise<{ records: RecordOut[]; replayed: boolean }> {
+    const a = await this.t.request<{ records: RecordOut[] }>('POST', this.path('/bulk-create'), { body: { records }, idempotencyKey: options.idempotencyKey ?? true });
+    return { records: a.data.records, replayed: a.headers.get('idempotent-replayed') === 'true' };
   }
   async bulkUpdate(records: { id: string; version?: number; values: Record<string, unknown> }[], options: { idempotencyKey?: string } = {}): Promise<RecordOut[]> {
     return (await this.t.request<{ records: RecordOut[] }>('POST', this.path('/bulk-update'), { body: { records }, idempotencyKey: options.idempotencyKey ?? true })).data.records;
