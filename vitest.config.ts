@@ -7,5 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // @actions/workflow-parser imports its JSON schema without an import attribute, which
+    // Node 20 refuses; transformed by vite it loads (test/cli/ci-workflow.test.ts).
+    server: { deps: { inline: ['@actions/workflow-parser'] } },
   },
 });

@@ -5,6 +5,8 @@ export interface GlobalOptions {
   baseUrl?: string;
   apiKey?: string;
   config?: string;
+  /** A target of `targets:` in schemasync.yaml (contract.md §7). */
+  target?: string;
   json?: boolean;
   color: boolean;
 }

@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { SchemaClient } from '../engine/sdk/index.js';
 import type { CommandContext } from './context.js';
 import { CliError } from './errors.js';
+import { pickTarget, type PickedTarget } from './target.js';
 
 /**
  * Which instance a command talks to (contract.md §2, §4): base URL from --base-url >
@@ -18,7 +19,9 @@ export interface Instance {
   baseUrl: string;
   apiKey: string | undefined;
   /** Where the base URL came from, for messages. */
-  from: 'flag' | 'env' | 'config' | 'credentials';
+  from: 'flag' | 'env' | 'config' | 'credentials' | 'target';
+  /** The target of `targets:` in force, whose policy applies (contract.md §7). */
+  target?: PickedTarget;
 }
 
 interface Credentials {
@@ -95,10 +98,16 @@ export function resolveInstance(ctx: InstanceContext, env: NodeJS.ProcessEnv = p
   }
   const apiKey = givenKey(ctx, env) ?? nonEmpty(creds?.apiKey);
   const pick = (baseUrl: string, from: Instance['from']): Instance => ({ baseUrl, apiKey, from });
+  // Order (contract.md §2, §7): --base-url > an explicit target (--target, SCHEMASYNC_TARGET)
+  // > SCHEMASYNC_BASE_URL > the implicit `dev` target > the top-level baseUrl > credentials.
+  const target = pickTarget(ctx, configPathOf(ctx), env);
+  const onTarget = (t: PickedTarget, baseUrl: string, from: Instance['from']): Instance => ({ baseUrl, apiKey: targetKey(ctx, t, baseUrl, creds, env), from, target: t });
   const flag = nonEmpty(ctx.global.baseUrl);
-  if (flag) return pick(flag, 'flag');
+  if (flag) return target?.explicit ? onTarget(target, flag, 'flag') : pick(flag, 'flag');
+  if (target?.explicit) return onTarget(target, target.config.baseUrl, 'target');
   const fromEnv = nonEmpty(env['SCHEMASYNC_BASE_URL']);
   if (fromEnv) return pick(fromEnv, 'env');
+  if (target) return onTarget(target, target.config.baseUrl, 'target');
   const fromConfig = configBaseUrl(configPathOf(ctx));
   if (fromConfig) return pick(fromConfig, 'config');
   const fromCreds = nonEmpty(creds?.baseUrl);
@@ -107,6 +116,16 @@ export function resolveInstance(ctx: InstanceContext, env: NodeJS.ProcessEnv = p
     exitCode: 2,
     hint: 'Start one with `schemasync serve` (or `schemasync dev`), or pass --base-url and --api-key.',
   });
+}
+
+/**
+ * A target's key: --api-key, then the env var its `apiKeyEnv` names, then the usual
+ * resolution — except that a local server's credentials key is sent only to that server,
+ * never to a remote target that happens to be picked beside it.
+ */
+function targetKey(ctx: InstanceContext, t: PickedTarget, baseUrl: string, creds: Credentials | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const named = t.config.apiKeyEnv !== undefined ? nonEmpty(env[t.config.apiKeyEnv]) : undefined;
+  return nonEmpty(ctx.global.apiKey) ?? named ?? givenKey(ctx, env) ?? (sameUrl(creds?.baseUrl, baseUrl) ? nonEmpty(creds?.apiKey) : undefined);
 }
 
 /**
@@ -122,8 +141,13 @@ export function liveApiKey(ctx: InstanceContext, env: NodeJS.ProcessEnv = proces
 }
 
 export function clientFor(ctx: InstanceContext, env: NodeJS.ProcessEnv = process.env): SchemaClient {
-  const inst = resolveInstance(ctx, env);
-  return new SchemaClient({ baseUrl: inst.baseUrl, apiKey: inst.apiKey });
+  return connect(ctx, env).client;
+}
+
+/** The client and the target whose policy applies (plan, sync, drift). */
+export function connect(ctx: InstanceContext, env: NodeJS.ProcessEnv = process.env): { client: SchemaClient; instance: Instance } {
+  const instance = resolveInstance(ctx, env);
+  return { client: new SchemaClient({ baseUrl: instance.baseUrl, apiKey: instance.apiKey }), instance };
 }
 
 /** Two base URLs name the same instance (a trailing slash is no difference). */

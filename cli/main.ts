@@ -19,6 +19,7 @@ const program = new Command('schemasync')
   .option('--base-url <url>', 'instance base URL (overrides SCHEMASYNC_BASE_URL and schemasync.yaml)')
   .option('--api-key <key>', 'API key (overrides SCHEMASYNC_API_KEY and local credentials)')
   .option('--config <file>', 'path to schemasync.yaml', undefined)
+  .option('--target <name>', 'a target of schemasync.yaml `targets:`: its baseUrl, key (apiKeyEnv) and policy (also SCHEMASYNC_TARGET)')
   .option('--json', 'machine-readable output: one JSON document on stdout')
   .option('--no-color', 'plain output without colours')
   .showHelpAfterError('(run with --help for usage)')
@@ -108,8 +109,8 @@ function report(err: unknown, json?: Record<string, unknown>, github = false): n
   return 1;
 }
 
-const formatOption = () =>
-  new Option('--format <format>', 'output format').choices(['text', 'json', 'github']).default('text');
+const formatOption = (extra: string[] = []) =>
+  new Option('--format <format>', 'output format').choices(['text', 'json', 'github', ...extra]).default('text');
 
 program
   .command('init')
@@ -123,13 +124,14 @@ program
   .command('validate')
   .description('check the declaration files offline; exit 1 on any error')
   .addOption(formatOption())
+  .option('--strict', 'treat warnings as errors (exit 1)')
   .action(action(() => import('./commands/validate.js'), {}));
 
 program
   .command('plan')
   .description('dry-run push: show what sync would change (+ create, ~ change, - drop, ! conflict)')
   .option('--diff', 'also show a unified diff of stored vs declared YAML')
-  .addOption(formatOption())
+  .addOption(formatOption(['markdown']))
   .option('--detailed-exitcode', 'exit 0 when nothing to do, 2 when changes are pending, 1 on error or conflict')
   .option('--out <file>', 'save the plan and the source version it was made against')
   .action(action(() => import('./commands/plan.js'), {}));
@@ -143,6 +145,20 @@ program
   .option('--data <dir>', "a local server's data folder: take its key from <dir>/credentials.json")
   .addOption(formatOption())
   .action(action(() => import('./commands/sync.js'), { applied: false }));
+
+program
+  .command('drift')
+  .description('compare the last applied declaration, the instance and the files: pending edits, runtime changes, or both')
+  .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
+  .option('--detailed-exitcode', 'exit 0 when nothing drifted, 2 when something did, 1 on error')
+  .action(action(() => import('./commands/drift.js'), {}));
+
+program
+  .command('history')
+  .description("the source's pushes, newest first: version, when, which key, plan hash, destructive targets")
+  .option('--limit <n>', 'pushes per page (1..500)', '20')
+  .option('--all', 'every push, following the pages')
+  .action(action(() => import('./commands/history.js'), {}));
 
 program
   .command('watch')
@@ -165,6 +181,8 @@ const serveOptions = (cmd: Command): Command =>
     .option('--port <port>', 'port to listen on', '4400')
     .option('--data <dir>', 'folder for the SQLite database and files', '.schemasync')
     .option('--no-rate-limit', 'turn off the per-IP rate limits')
+    .option('--mcp-writes', 'let POST /v1/mcp offer write tools to keys that may write records')
+    .option('--no-studio', 'do not serve Studio, the admin page at /_/')
     .option('--quiet', 'no request log');
 
 serveOptions(program.command('serve').description('run the bundled local server')).action(action(() => import('./commands/serve.js')));
@@ -174,13 +192,32 @@ serveOptions(program.command('dev').description('serve + sync + watch in one pro
   .option('--debounce <ms>', 'quiet time before a burst of saves is synced', '75')
   .action(action(() => import('./commands/dev.js')));
 
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
 program
   .command('records')
   .description('record access: list|get|create|update|delete|import|export <object>')
   .argument('<action>', 'list, get, create, update, delete, import or export')
   .argument('<object>', 'object name')
-  .argument('[rest...]', 'id, JSON values or file, depending on the action')
-  .action(action(notYet('records')));
+  .argument('[rest...]', 'the record id (get, update, delete) or the file, - for stdin (import)')
+  .option('--filter <json>', "list, export: a filter, e.g. '{\"stage\":\"won\"}'")
+  .option('--sort <attr:dir>', 'list: attr, attr:asc or attr:desc; repeat it or give a comma list', collect)
+  .option('--limit <n>', 'list: at most this many records (one page: 1..500, default 50; with --all no cap)')
+  .option('--all', 'list: follow the cursor through every page')
+  .option('--cursor <cursor>', 'list: start at this cursor (printed when more records remain)')
+  .option('--data <json>', "create, update: the values as a JSON object")
+  .option('--set <attr=value>', 'create, update: one value, typed by the attribute (repeatable; attr= is null)', collect)
+  .option('--if-match <version>', 'update: the version being changed (or * for any)')
+  .option('--read-first', 'update: read the record and send the version just read as if-match')
+  .option('--format <format>', 'import, export: ndjson or csv (default: from the file extension; export: ndjson)')
+  .option('--out <file>', 'export: write here instead of stdout')
+  .option('--force', 'export: overwrite --out if it exists')
+  .option('--batch <n>', 'import: records per bulk-create request (1..10000)', '1000')
+  .option('--dry-run', 'import: check every row, write nothing')
+  .option('--on-error <mode>', 'import: stop at the first refused row, or skip refused rows and go on', 'stop')
+  .option('--errors <file>', 'import: write each refused row (line, errors, values) to this NDJSON file')
+  .option('--no-progress', 'import: no progress bar, even in a terminal')
+  .action(action(() => import('./commands/records.js')));
 
 program
   .command('keys')
@@ -232,7 +269,8 @@ program
 
 program
   .command('mcp')
-  .description('an MCP server on stdio for the configured instance')
-  .action(action(notYet('mcp')));
+  .description('an MCP server on stdio for the configured instance (read-only unless --allow-writes)')
+  .option('--allow-writes', 'offer the write tools (create_record, update_record, delete_record) to a key that may write records')
+  .action(action(() => import('./commands/mcp.js')));
 
 program.parseAsync(process.argv).catch((err: unknown) => process.exit(report(err)));

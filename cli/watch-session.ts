@@ -93,7 +93,9 @@ export function usualInstance(ctx: InstanceContext, env: NodeJS.ProcessEnv = pro
   try {
     const plain = plainContext(ctx);
     const inst = resolveInstance(data !== undefined ? { ...plain, options: { data } } : plain, env);
-    const from = { flag: '--base-url', env: 'SCHEMASYNC_BASE_URL', config: "schemasync.yaml's baseUrl", credentials: 'the credentials file found' }[inst.from];
+    const from = {
+      flag: '--base-url', env: 'SCHEMASYNC_BASE_URL', config: "schemasync.yaml's baseUrl", credentials: 'the credentials file found', target: `target "${inst.target?.name ?? ''}"`,
+    }[inst.from];
     return { baseUrl: inst.baseUrl, from };
   } catch {
     return { baseUrl: undefined, from: 'nothing' };

@@ -3,7 +3,7 @@
 // engine/ never imports cli/; no SQL outside a store backend (engine/store/<backend>/);
 // no row cast `as { n: number }` (decode it); no engine/ file over ~400 lines; the CLI
 // reaches a server only through the SDK (never the store directly, except `serve`/`dev`,
-// which host one).
+// which host one); Studio stays in its folder and never parses strings as HTML.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -53,6 +53,20 @@ for (const file of files('engine')) {
   else if (pending !== undefined) problems.push(`${rel}: now ${lines} lines: take it off OVERSIZED in scripts/check-boundaries.mjs`);
 }
 if (warnings.length) console.warn(`⚠ files over ${MAX_LINES} lines:\n  ${warnings.join('\n  ')}`);
+// Studio (contract.md §9) uses only the public HTTP API: it imports nothing outside its own
+// folder, and no server text may become markup (issue 20), so the HTML-parsing DOM calls
+// are not used at all.
+for (const file of files(join('engine', 'studio'))) {
+  const src = readFileSync(join(root, file), 'utf8');
+  // The wire shapes of engine/model may be imported as types (erased: no server code ships).
+  const studioImports = [...src.matchAll(/^\s*((?:import|export)\b[^;]*?)\bfrom\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]/gm)].map((m) => ({ spec: m[2] ?? m[3], typeOnly: /^\s*(import|export) type\b/.test(m[1] ?? '') }));
+  for (const { spec, typeOnly } of studioImports) {
+    if (!/^\.\/[\w-]+\.js$/.test(spec) && !(typeOnly && /^\.\.\/\.\.\/model\/[\w-]+\.js$/.test(spec))) problems.push(`${file}: Studio imports only its own modules (${spec})`);
+  }
+  if (/\b(innerHTML|outerHTML|insertAdjacentHTML|document\.write|createContextualFragment|DOMParser)\b/.test(src)) {
+    problems.push(`${file}: Studio builds DOM from text nodes only (no HTML parsing of strings)`);
+  }
+}
 const hosts = new Set(['cli/commands/serve.ts', 'cli/commands/dev.ts']);
 for (const file of files('cli')) {
   if (hosts.has(relative(root, join(root, file)))) continue;

@@ -3,6 +3,7 @@ import { readCredentials } from '../../engine/server/local.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { configPathOf, sameUrl } from '../instance.js';
+import { pickTarget, refuseUnwatched } from '../target.js';
 import { catchStopSignals, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
 import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, usualInstance } from '../watch-session.js';
 
@@ -16,6 +17,8 @@ export interface DevOptions {
   port: string;
   data: string;
   rateLimit: boolean;
+  mcpWrites?: boolean;
+  studio: boolean;
   quiet?: boolean;
   allowDestructive?: string | boolean;
   debounce?: string;
@@ -30,6 +33,8 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
   const debounceMs = parseDebounce(ctx.options.debounce);
   const allowDestructive = parseAllowDestructive(ctx.options.allowDestructive);
   const configPath = configPathOf(ctx);
+  const target = pickTarget(ctx, configPath, process.env);
+  if (target?.explicit) refuseUnwatched(target, 'dev');
   // The data folder sits next to schemasync.yaml (unless absolute), where the other
   // commands look for its credentials.json when run with the same --config.
   const dataDir = isAbsolute(ctx.options.data) ? ctx.options.data : resolve(dirname(configPath), ctx.options.data);
@@ -38,7 +43,8 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
   const signals = catchStopSignals();
   let server;
   try {
-    server = await startServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false, logger: false });
+    server = await startServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false,
+      mcpWrites: ctx.options.mcpWrites === true, studio: ctx.options.studio !== false, logger: false });
   } catch (err) {
     signals.dispose();
     throw err;
@@ -51,6 +57,8 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
     const shown = (p: string) => relative(ctx.cwd, p) || p;
     ctx.stdout.write(`schemasync dev: server on ${c.bold(server.baseUrl)}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}\n`);
     ctx.stdout.write(`data: ${shown(server.dataDir)}  credentials: ${shown(server.credentialsPath)} (mode 0600)\n`);
+    // contract.md §9: dev prints Studio's address at start.
+    if (server.studioUrl) ctx.stdout.write(`studio: ${c.bold(server.studioUrl)} (sign in with the owner API key)\n`);
     if (server.createdKey) {
       const why = keyReasonLine(server, shown(server.credentialsPath));
       if (why) ctx.stdout.write(`${c.yellow('warning:')} ${why}\n`);

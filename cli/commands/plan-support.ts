@@ -75,6 +75,10 @@ export interface SavedPlan {
   baseUrl: string;
   /** The source version the plan was made against: sync --plan sends it as if-match. */
   baseVersion: number;
+  /** The plan's hash: sync --plan sends it as expectPlan (absent in plans saved before it existed). */
+  planHash?: string;
+  /** The target of schemasync.yaml the plan was made for. */
+  target?: string;
   declaration: Declaration;
   plan: Plan;
   createdAt: string;

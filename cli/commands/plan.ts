@@ -6,15 +6,17 @@ import type { Declaration } from '../../engine/model/declaration.js';
 import type { Plan } from '../../engine/plan/types.js';
 import type { SchemaClient } from '../../engine/sdk/index.js';
 import type { CommandRun } from '../context.js';
+import { withProtect } from '../../engine/plan/protect.js';
 import { CliError } from '../errors.js';
-import { clientFor } from '../instance.js';
+import { connect } from '../instance.js';
+import { renderPlanMarkdown } from '../render/markdown.js';
 import { renderPlanGithub, renderPlanJson, renderPlanText } from '../render/plan.js';
 import { loadOrFail, locator, type SavedPlan } from './plan-support.js';
 import { sourceDeclaration } from './pull.js';
 
 interface PlanOptions {
   diff?: boolean;
-  format?: 'text' | 'json' | 'github';
+  format?: 'text' | 'json' | 'github' | 'markdown';
   detailedExitcode?: boolean;
   out?: string;
 }
@@ -76,25 +78,30 @@ export const run: CommandRun<PlanOptions> = async (ctx) => {
 
 const planOnce: CommandRun<PlanOptions> = async (ctx) => {
   // no instance is exit 2 (contract §4) whatever the files say, so resolve it first (no I/O)
-  const client = clientFor(ctx);
+  const { client, instance } = connect(ctx);
   const project = loadOrFail(ctx);
   const answer = await client.sources.push(project.source, project.declaration, { dryRun: true });
-  const plan = answer.plan;
+  // the target's protect list turns its refused steps into `!` conflicts (contract.md §7)
+  const plan = withProtect(answer.plan, instance.target?.config.protect, instance.target?.name);
   const format = ctx.global.json ? 'json' : (ctx.options.format ?? 'text');
 
   if (ctx.options.out) {
     const saved: SavedPlan = {
-      schemasyncPlan: 1, source: project.source, baseUrl: client.baseUrl, baseVersion: plan.baseVersion,
-      declaration: project.declaration, plan, createdAt: new Date().toISOString(),
+      schemasyncPlan: 1, source: project.source, baseUrl: client.baseUrl, baseVersion: plan.baseVersion, planHash: plan.planHash,
+      ...(instance.target ? { target: instance.target.name } : {}), declaration: project.declaration, plan, createdAt: new Date().toISOString(),
     };
     writeFileSync(resolve(ctx.cwd, ctx.options.out), `${JSON.stringify(saved, null, 2)}\n`);
   }
 
   if (format === 'json') ctx.stdout.write(renderPlanJson(plan));
   else if (format === 'github') ctx.stdout.write(renderPlanGithub(plan, locator(project, ctx.cwd)));
+  else if (format === 'markdown') {
+    const allow = instance.target?.config.allowDestructive;
+    ctx.stdout.write(renderPlanMarkdown(plan, { target: instance.target?.name, baseUrl: client.baseUrl, ...(allow !== undefined ? { allow } : {}) }));
+  }
   else ctx.stdout.write(renderPlanText(plan, ctx.colors, client.baseUrl));
 
-  if (ctx.options.diff && format !== 'json') {
+  if (ctx.options.diff && format !== 'json' && format !== 'markdown') {
     const [before, after] = [forDiff(await storedDeclaration(client, project.source)), forDiff(project.declaration)];
     // Steps can come from the instance alone (a runtime attribute, data) while the texts
     // agree: a patch would then be a bare header, which reads like a broken diff.

@@ -9,6 +9,8 @@ export interface ServeOptions {
   port: string;
   data: string;
   rateLimit: boolean;
+  mcpWrites?: boolean;
+  studio: boolean;
   quiet?: boolean;
 }
 
@@ -27,6 +29,8 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
       host,
       port,
       rateLimit: ctx.options.rateLimit !== false,
+      mcpWrites: ctx.options.mcpWrites === true,
+      studio: ctx.options.studio !== false,
       // One JSON line per request with its id (issue 3); --quiet silences it.
       logger: ctx.options.quiet ? false : { level: 'info' },
     });
@@ -41,6 +45,7 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
     `schemasync server listening on ${c.bold(server.baseUrl)}`,
     `data: ${server.dataDir}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}`,
   ];
+  if (server.studioUrl) lines.push(`studio: ${c.bold(server.studioUrl)} (sign in with an API key)`);
   if (server.createdKey) {
     const why = keyReasonLine(server, shown);
     if (why) lines.push(`${c.yellow('warning:')} ${why}`);

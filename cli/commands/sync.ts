@@ -2,11 +2,12 @@ import { createInterface } from 'node:readline/promises';
 import { resolve } from 'node:path';
 import { uncoveredDestructive } from '../../engine/plan/policy.js';
 import { refusal } from '../../engine/plan/refusal.js';
-import { ServiceRequestError } from '../../engine/sdk/index.js';
+import { ServiceRequestError, type SchemaClient } from '../../engine/sdk/index.js';
 import type { Plan, Step } from '../../engine/plan/types.js';
 import type { CommandRun } from '../context.js';
 import { CliError, formatServiceErrorLine } from '../errors.js';
-import { clientFor, sameUrl } from '../instance.js';
+import { withProtect } from '../../engine/plan/protect.js';
+import { connect, sameUrl } from '../instance.js';
 import { changeList, renderPlanJson, renderPlanText } from '../render/plan.js';
 import { checkAllowTargets, loadOrFail, parseAllow, readSavedPlan } from './plan-support.js';
 
@@ -25,8 +26,15 @@ interface SyncOptions {
  */
 export const run: CommandRun<SyncOptions> = async (ctx) => {
   // no instance is exit 2 (contract §4) whatever the files say, so resolve it first (no I/O)
-  const client = clientFor(ctx);
-  const allow = parseAllow(ctx.options.allowDestructive);
+  const { client, instance } = connect(ctx);
+  const target = instance.target;
+  if (target?.config.requireSavedPlan === true && !ctx.options.plan) {
+    throw new CliError(`Target "${target.name}" requires a reviewed plan (requireSavedPlan: true); nothing was sent.`, {
+      hint: `Run \`schemasync plan --target ${target.name} --out plan.json\`, review it, then \`schemasync sync --target ${target.name} --plan plan.json\`.`,
+    });
+  }
+  // the flag approves what it names; without it, what the target approves (contract.md §7)
+  const allow = parseAllow(ctx.options.allowDestructive) ?? target?.config.allowDestructive;
   const project = loadOrFail(ctx);
   const json = ctx.global.json === true || ctx.options.format === 'json';
 
@@ -34,6 +42,7 @@ export const run: CommandRun<SyncOptions> = async (ctx) => {
   let source = project.source;
   let savedVersion: number | undefined;
   let savedPlan: Plan | undefined;
+  let savedHash: string | undefined;
   if (ctx.options.plan) {
     const saved = readSavedPlan(resolve(ctx.cwd, ctx.options.plan));
     // A plan reviewed against staging must not be applied to production because the two
@@ -44,16 +53,18 @@ export const run: CommandRun<SyncOptions> = async (ctx) => {
       });
     }
     savedPlan = saved.plan;
+    savedHash = saved.planHash ?? saved.plan.planHash;
     declaration = saved.declaration;
     source = saved.source;
     savedVersion = saved.baseVersion;
   }
 
   const dry = await client.sources.push(source, declaration, { dryRun: true });
-  const plan = dry.plan;
+  const plan = withProtect(dry.plan, target?.config.protect, target?.name);
   checkAllowTargets(allow, declaration, plan);
   if (savedVersion !== undefined && plan.baseVersion !== savedVersion) {
-    throw new CliError(`The source ${source} changed since the plan was saved (planned against version ${savedVersion}, now ${plan.baseVersion}).`, {
+    const since = await pushesSince(client, source, savedVersion);
+    throw new CliError(`The source ${source} changed since the plan was saved (planned against version ${savedVersion}, now ${plan.baseVersion})${since}.`, {
       hint: 'Run `schemasync plan --out <file>` again and review the new plan.',
     });
   }
@@ -101,6 +112,10 @@ export const run: CommandRun<SyncOptions> = async (ctx) => {
     const res = await client.sources.push(source, declaration, {
       ...(allow !== undefined ? { allowDestructive: allow } : {}),
       ifMatch: plan.baseVersion,
+      // What was reviewed (the saved plan) or shown (this dry run): the instance applies that
+      // plan or refuses, checked inside its apply transaction (contract.md §3), so a record
+      // written since the dry run cannot change what is lost unseen.
+      expectPlan: savedHash ?? plan.planHash,
     });
     if (json) ctx.stdout.write(renderPlanJson(res.plan, { applied: res.applied, version: res.version }));
     else ctx.stdout.write(ctx.colors.green(`Applied: source ${source} is now at version ${res.version}.\n`));
@@ -114,7 +129,7 @@ export const run: CommandRun<SyncOptions> = async (ctx) => {
 function hintFor(code: string | undefined, plan: Plan): string | undefined {
   switch (code) {
     case 'SCHEMA_CONFLICT':
-      return 'Someone pushed to this source since the plan was made: run `schemasync plan` again and review it.';
+      return 'The source or its data changed since the plan was made (a push, or records written since): run `schemasync plan` again and review it.';
     case 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED':
       return `The push would lose data; review with \`schemasync plan\`, then pass --allow-destructive ${plan.steps.filter((s) => s.destructive).map((s) => s.target).join(',') || '<targets>'}.`;
     case 'SCHEMA_SYNC_FAILED':
@@ -163,3 +178,17 @@ function planDrift(saved: Plan, now: Plan): string | undefined {
 }
 
 const show = (v: unknown): string => (v === '' ? '(none)' : String(v));
+
+/** What landed since a saved plan, from the source's history (contract.md §3), for the refusal. */
+async function pushesSince(client: SchemaClient, source: string, version: number): Promise<string> {
+  try {
+    const { entries } = await client.sources.history(source, { limit: 20 });
+    const newer = entries.filter((e) => e.version > version);
+    if (newer.length === 0) return '';
+    const one = (e: (typeof newer)[number]) =>
+      `v${e.version} at ${e.appliedAt} by ${e.key ? `key "${e.key.name}"` : 'an unknown key'} (${e.steps.create} create, ${e.steps.change} change, ${e.steps.drop} drop${e.destructive.length > 0 ? `; lost data in ${e.destructive.join(', ')}` : ''})`;
+    return `: pushed since: ${newer.map(one).join('; ')}`;
+  } catch {
+    return ''; // an instance without history (an older server) still gets the refusal
+  }
+}

@@ -7,6 +7,7 @@ import { renderGithub, renderJson, renderText, summaryOf, type RenderDiagnostic 
 
 interface ValidateOptions {
   format?: 'text' | 'json' | 'github';
+  strict?: boolean;
 }
 
 /**
@@ -28,7 +29,8 @@ export const run: CommandRun<ValidateOptions> = async (ctx) => {
   const result = await loadProject({ configPath, cwd: ctx.cwd });
   const list: RenderDiagnostic[] = sortDiagnostics(result.diagnostics).map((d) => {
     const r: RenderDiagnostic = {
-      severity: d.severity,
+      // --strict: a warning (a protect entry naming nothing, …) fails the run like an error
+      severity: ctx.options.strict === true ? 'error' : d.severity,
       message: d.message,
       path: d.path,
       file: displayPath(d.file, ctx.cwd),

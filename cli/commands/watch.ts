@@ -1,5 +1,6 @@
 import type { CommandRun } from '../context.js';
 import { configPathOf, liveApiKey, resolveInstance } from '../instance.js';
+import { refuseUnwatched } from '../target.js';
 import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor } from '../watch-session.js';
 
 /**
@@ -17,6 +18,7 @@ export const run: CommandRun<WatchOptions> = async (ctx) => {
   const allowDestructive = parseAllowDestructive(ctx.options.allowDestructive);
   // No instance is exit 2 at once (contract.md §4); an instance that is down is retried.
   const instance = resolveInstance(ctx);
+  if (instance.target) refuseUnwatched(instance.target, 'watch');
   return runWatch(ctx, {
     configPath: configPathOf(ctx),
     debounceMs,

@@ -2,7 +2,7 @@ import type { ErrorObject } from 'ajv';
 import { ATTRIBUTE_TYPES, type AttributeType } from '../model/attribute.js';
 import { isAttributeType } from '../model/types/registry.js';
 import { describePath, isPlainObject, type Diagnostic, type Path } from './diagnostic.js';
-import { fieldsOfType } from './json-schema.js';
+import { TARGET_FIELDS, fieldsOfType } from './json-schema.js';
 import { closest, suggestType } from './suggest.js';
 
 /**
@@ -16,7 +16,8 @@ const VIEW_KEYS = ['object', 'label', 'description', 'filter', 'sort', 'columns'
 const SORT_KEYS = ['attribute', 'direction'];
 const ROLE_KEYS = ['label', 'description', 'schema', 'permissions', 'renamedFrom'];
 const PERMISSION_KEYS = ['object', 'actions'];
-const PROJECT_KEYS = ['source', 'schema', 'baseUrl'];
+const PROJECT_KEYS = ['source', 'schema', 'baseUrl', 'targets'];
+const TARGET_KEYS = [...TARGET_FIELDS];
 const ALL_FIELDS = [...new Set(ATTRIBUTE_TYPES.flatMap((t) => fieldsOfType(t)))];
 
 const TYPE_NOUNS: Record<string, string> = {
@@ -30,7 +31,7 @@ const TYPE_NOUNS: Record<string, string> = {
 };
 
 /** Which kind of node a path points at, for messages and for the keys it allows. */
-type Kind = 'top' | 'object' | 'attribute' | 'view' | 'sort' | 'role' | 'permission' | 'project' | 'other';
+type Kind = 'top' | 'object' | 'attribute' | 'view' | 'sort' | 'role' | 'permission' | 'project' | 'target' | 'other';
 
 export interface TranslateOptions {
   /** `project` for schemasync.yaml; `attribute` for one AddAttributeInput at [] */
@@ -40,7 +41,7 @@ export interface TranslateOptions {
 }
 
 export function kindOf(path: Path, root: TranslateOptions['root']): Kind {
-  if (root === 'project') return path.length === 0 ? 'project' : 'other';
+  if (root === 'project') return path.length === 0 ? 'project' : path[0] === 'targets' && path.length === 2 ? 'target' : 'other';
   if (root === 'attribute') return path.length === 0 ? 'attribute' : 'other';
   if (path.length === 0) return 'top';
   if (path[0] === 'objects' && path.length === 2) return 'object';
@@ -83,7 +84,7 @@ const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** "Attribute "amount" of object "deal"" (or "The project file") for the owner of `path`. */
 function owner(path: Path, opts: TranslateOptions): string {
-  if (opts.root === 'project') return 'schemasync.yaml';
+  if (opts.root === 'project') return path[0] === 'targets' && path.length >= 2 ? `Target "${String(path[1])}" in schemasync.yaml` : 'schemasync.yaml';
   return capital(describePath([...(opts.describeAs ?? []), ...path]));
 }
 
@@ -117,6 +118,8 @@ function allowedKeys(kind: Kind, node: unknown): string[] {
       return PERMISSION_KEYS;
     case 'project':
       return PROJECT_KEYS;
+    case 'target':
+      return TARGET_KEYS;
     case 'attribute': {
       const type = isPlainObject(node) ? node['type'] : undefined;
       return isAttributeType(type) ? fieldsOfType(type) : ALL_FIELDS;

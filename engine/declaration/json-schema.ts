@@ -184,6 +184,37 @@ export function projectJsonSchema(): JsonSchema {
         description: 'A folder (every *.yaml/*.yml below it) or a list of globs, relative to this file. Default: schema',
       },
       baseUrl: { type: 'string', pattern: '^https?://', description: 'Default instance, e.g. http://127.0.0.1:4400/v1' },
+      targets: {
+        type: 'object',
+        description: 'Named instances, each with its own policy (contract.md \u00a77); pick one with --target or SCHEMASYNC_TARGET.',
+        propertyNames: { pattern: TARGET_NAME_PATTERN },
+        additionalProperties: targetSchema(),
+      },
     },
   };
+}
+
+/** Target names: what a person types after --target (letters, digits, - and _). */
+export const TARGET_NAME_PATTERN = '^[A-Za-z][A-Za-z0-9_-]{0,62}$';
+/** The fields of one target (contract.md \u00a72, \u00a77); ajv-messages suggests among them. */
+export const TARGET_FIELDS = ['baseUrl', 'apiKeyEnv', 'allowDestructive', 'protect', 'requireSavedPlan', 'watch'] as const;
+
+function targetSchema(): JsonSchema {
+  const props: Record<(typeof TARGET_FIELDS)[number], JsonSchema> = {
+    baseUrl: { type: 'string', pattern: '^https?://', description: 'The instance, e.g. https://api.example.com/v1' },
+    apiKeyEnv: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'Environment variable holding this target\'s API key (never the key itself)' },
+    allowDestructive: {
+      anyOf: [{ type: 'boolean' }, { type: 'array', items: { type: 'string', minLength: 1 } }],
+      description: 'Losses this target approves without a flag: true (all) or a list of targets (deal.amount, legacy)',
+    },
+    protect: {
+      type: 'array',
+      uniqueItems: true,
+      items: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,62}(\\.[a-z][a-z0-9_]{0,62})?$' },
+      description: 'Objects and attributes (deal.amount) never dropped or changed destructively here, even with --allow-destructive',
+    },
+    requireSavedPlan: { type: 'boolean', description: 'sync only with --plan (a reviewed plan)' },
+    watch: { type: 'boolean', description: 'Allow watch/dev against this target (default: true only for loopback URLs)' },
+  };
+  return { type: 'object', additionalProperties: false, required: ['baseUrl'], properties: props };
 }

@@ -9,6 +9,7 @@ import { hasErrors, isPlainObject, type Diagnostic, type Path } from './diagnost
 import { located, mb, parseFile, type LocatedDiagnostic, type Parsed } from './parse-file.js';
 import { parseWorker, stopIdleWorker, workersAvailable } from './parse-pool.js';
 import { closest } from './suggest.js';
+import { protectDiagnostics } from './targets.js';
 import { validateDeclaration } from './validate.js';
 
 /**
@@ -163,7 +164,10 @@ async function parseParallel(paths: readonly string[], sizes: number[], diagnost
 
 function mergeParsed(parsedFiles: Parsed[], diagnostics: LocatedDiagnostic[]): LoadResult {
   const files: LoadedFile[] = [];
-  const merged: Declaration = { objects: {}, views: {} };
+  // Null-prototype maps: a name is only ever an own key. Assigning an object named
+  // "__proto__" to a plain object would set its prototype instead, hiding that object from
+  // the name rule and handing its contents to every lookup as inherited names (issue 21).
+  const merged: Declaration = { objects: Object.create(null) as Declaration['objects'], views: Object.create(null) as Declaration['views'] };
   const origin = { objects: new Map<string, number>(), views: new Map<string, number>(), roles: new Map<string, number>() };
 
   parsedFiles.forEach((parsed, index) => {
@@ -214,7 +218,7 @@ function mergeParsed(parsedFiles: Parsed[], diagnostics: LocatedDiagnostic[]): L
           continue;
         }
         origin[kind].set(name, index);
-        (merged[kind] ??= {} as never)[name] = decl as never;
+        (merged[kind] ??= Object.create(null) as never)[name] = decl as never;
         loaded[kind].push(name);
       }
     }
@@ -256,14 +260,17 @@ export async function loadProject(options: { configPath?: string; cwd?: string }
   return withFiles(project, await loadDeclarationFilesParallel(project.paths));
 }
 
-function withFiles(project: ProjectLoadResult & { paths: string[] }, result: LoadResult): ProjectLoadResult {
-  const { paths: _paths, ...rest } = project;
+function withFiles(project: ProjectLoadResult & { paths: string[]; parsed?: Parsed }, result: LoadResult): ProjectLoadResult {
+  const { paths: _paths, parsed, ...rest } = project;
   const out: ProjectLoadResult = { ...rest, files: result.files, diagnostics: [...project.diagnostics, ...result.diagnostics] };
-  if (result.declaration && !hasErrors(out.diagnostics)) out.declaration = result.declaration;
+  if (result.declaration && !hasErrors(out.diagnostics)) {
+    out.declaration = result.declaration;
+    if (project.config) for (const d of protectDiagnostics(project.config, result.declaration)) out.diagnostics.push(located(parsed, d));
+  }
   return out;
 }
 
-function readProject(options: { configPath?: string; cwd?: string }): ProjectLoadResult & { paths: string[] } {
+function readProject(options: { configPath?: string; cwd?: string }): ProjectLoadResult & { paths: string[]; parsed?: Parsed } {
   const cwd = options.cwd ?? process.cwd();
   const configPath = resolve(cwd, options.configPath ?? DEFAULT_CONFIG);
   const diagnostics: LocatedDiagnostic[] = [];
@@ -304,7 +311,7 @@ function readProject(options: { configPath?: string; cwd?: string }): ProjectLoa
     }
     for (const m of matches) if (resolve(m) !== configPath) found.add(resolve(m));
   }
-  return { configPath, config, files: [], diagnostics, paths: [...found].sort() };
+  return { configPath, config, files: [], diagnostics, paths: [...found].sort(), parsed };
 }
 
 /** Sort located diagnostics by file, then line, then column: the order a reader scans. */

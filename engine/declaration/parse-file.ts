@@ -134,6 +134,7 @@ export function parseFile(file: string, out: LocatedDiagnostic[]): Parsed {
   if (doc.errors.some((e) => e.code !== 'DUPLICATE_KEY')) return failed;
   // Walking the tree costs a tenth of the parse: only when the text could hold one.
   if (text.includes('<<') && refuseMergeKeys(doc, lineCounter, file, out)) return failed;
+  if (text.includes('*') && refuseCyclicAliases(doc, lineCounter, file, out)) return failed;
   try {
     parsed.value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (err) {
@@ -189,6 +190,36 @@ function refuseMergeKeys(doc: Document, lineCounter: LineCounter, file: string, 
         file,
         line,
         column: col,
+      });
+    },
+  });
+  return found;
+}
+
+/**
+ * An alias inside the very node its anchor names (`a: &a { default: [*a] }`) makes the value
+ * contain itself: yaml builds the loop, and everything after (the checks, JSON for the
+ * push) would recurse for ever or fail far from the file. Refused at the alias. Anchors
+ * only point backwards, so any loop has such an alias: one inside its own anchor's node.
+ */
+function refuseCyclicAliases(doc: Document, lineCounter: LineCounter, file: string, out: LocatedDiagnostic[]): boolean {
+  let found = false;
+  visit(doc, {
+    Alias(_, alias, ancestors) {
+      const target = alias.resolve(doc);
+      if (!target || !ancestors.includes(target)) return;
+      found = true;
+      const at = lineCounter.linePos(alias.range?.[0] ?? 0);
+      const anchor = lineCounter.linePos(target.range?.[0] ?? 0);
+      out.push({
+        severity: 'error',
+        code: 'SCHEMA_VALIDATION_FAILED',
+        message: `The alias *${alias.source} is inside the value its anchor &${alias.source} names (line ${anchor.line}), so that value would contain itself without end`,
+        fix: 'Write the value out, or point the alias at a value that does not contain it.',
+        path: [],
+        file,
+        line: at.line,
+        column: at.col,
       });
     },
   });

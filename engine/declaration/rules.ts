@@ -244,7 +244,7 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
           severity: 'error',
           code: 'SCHEMA_VALIDATION_FAILED',
           message: `${who()}: default ${JSON.stringify(attr['default'])} ${parsed.message}`,
-          path: p,
+          path: parsed.at ? [...p, ...parsed.at] : p,
           ...(suggestion ? { suggestion } : {}),
         });
       }

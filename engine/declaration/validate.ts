@@ -2,9 +2,10 @@ import type { AttributeSpec } from '../model/attribute.js';
 import type { Declaration, ObjectDecl } from '../model/declaration.js';
 import { objectNameProblem } from '../model/names.js';
 import { parseSize } from '../model/sizes.js';
+import { describeProblem, storedValueProblems } from '../model/stored-values.js';
 import { runSchema } from './ajv.js';
 import { translateAjvErrors } from './ajv-messages.js';
-import { hasErrors, isPlainObject, type Diagnostic, type ValidationResult } from './diagnostic.js';
+import { describePath, hasErrors, isPlainObject, type Diagnostic, type Path, type ValidationResult } from './diagnostic.js';
 import { checkAttributes, checkDeclarationRules, type RuleContext } from './rules.js';
 import { suggestName } from './suggest.js';
 
@@ -28,6 +29,7 @@ export function validateDeclaration(raw: unknown, options: { unreadable?: readon
   if (options.unreadable?.length) ctx.unreadable = options.unreadable;
   if (options.storedObjects) ctx.storedObjects = options.storedObjects;
   checkDeclarationRules(raw, ctx);
+  checkStoredValues(raw, diagnostics);
   if (hasErrors(diagnostics)) return { diagnostics };
   return { value: normalise(raw), diagnostics };
 }
@@ -74,11 +76,40 @@ export function validateAttributeInput(
   if (typeof raw['name'] === 'string' && raw['name'] !== name) {
     diagnostics.push(...validateAttributeInputName(raw['name']));
   }
+  checkStoredValues(raw, diagnostics, describeAs);
   if (hasErrors(diagnostics)) return { diagnostics };
   const value: Record<string, unknown> = { ...raw };
   if (!options.partial) value['name'] = typeof raw['name'] === 'string' ? raw['name'] : name;
   if (value['maxFileSize'] !== undefined) value['maxFileSize'] = parseSize(value['maxFileSize']);
   return { value: value as unknown as AttributeSpec, diagnostics };
+}
+
+/**
+ * Every string and key the declaration would store (labels, options, patterns, view
+ * fields…) must pass the stored-value rules (stored-values.ts: well-formed Unicode, no
+ * prototype keys). Runs last and skips what is already reported at or above its path: a
+ * bad name has its own code, a default its own message (the type registry's).
+ */
+function checkStoredValues(raw: Record<string, unknown>, diagnostics: Diagnostic[], describeAs: Path = []): void {
+  const reported = diagnostics.filter((d) => d.severity === 'error').map((d) => d.path);
+  for (const p of storedValueProblems(raw, 50)) {
+    if (reported.some((r) => r.length <= p.path.length && r.every((seg, i) => seg === p.path[i]))) continue;
+    diagnostics.push({
+      severity: 'error',
+      code: 'SCHEMA_VALIDATION_FAILED',
+      message: `${capitalise(describePath([...describeAs, ...p.path]))}: ${describeProblem({ ...p, path: p.path.slice(Math.max(0, subjectLength([...describeAs, ...p.path]) - describeAs.length)) }, '')}`,
+      path: p.path,
+      ...(p.onKey ? { on: 'key' as const } : {}),
+    });
+  }
+}
+
+const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** How much of a path describePath names (`objects.deal.attributes.stage` → 4), so the rest is said after it. */
+function subjectLength(path: Path): number {
+  if (path[0] === 'objects' && typeof path[1] === 'string') return path[2] === 'attributes' && typeof path[3] === 'string' ? 4 : 2;
+  return (path[0] === 'views' || path[0] === 'attribute') && typeof path[1] === 'string' ? 2 : 0;
 }
 
 function validateAttributeInputName(name: string): Diagnostic[] {

@@ -39,4 +39,15 @@ export interface ProjectConfig {
   /** A folder (every *.yaml / *.yml below it) or a list of globs, relative to the config file. */
   schema: string | string[];
   baseUrl?: string;
+  targets?: Record<string, TargetConfig>;
+}
+
+/** One named instance of `targets:` and its policy (contract.md \u00a77). */
+export interface TargetConfig {
+  baseUrl: string;
+  apiKeyEnv?: string;
+  allowDestructive?: boolean | string[];
+  protect?: string[];
+  requireSavedPlan?: boolean;
+  watch?: boolean;
 }

@@ -1,3 +1,5 @@
+import { ILL_FORMED_TEXT, isWellFormed } from './stored-values.js';
+
 /**
  * The rules for a file's name and a document's title: one definition for the upload
  * routes, PUT /files, PATCH /documents and the store. Lengths count code points, as JSON
@@ -15,15 +17,13 @@ export const MAX_DOCUMENT_TITLE_LENGTH = 500;
 /**
  * C0 and C1 controls, DEL, the bidirectional embeddings, overrides and isolates (U+202A–
  * U+202E, U+2066–U+2069: "invoice\u202Efdp.exe" displays as "invoiceexe.pdf", a known
- * way to disguise a file's real extension), and UTF-16 surrogates left unpaired (with
- * the `u` flag a pair is one code point above U+FFFF and does not match). An unpaired
- * surrogate has no UTF-8 form: SQLite would store it as bytes that read back as U+FFFD.
+ * way to disguise a file's real extension). Unpaired surrogates follow the rule for every
+ * stored string (stored-values.ts).
  */
 // eslint-disable-next-line no-control-regex
-const BAD_CHARACTER = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ud800-\udfff]/u;
+const BAD_CHARACTER = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/gu;
-const LONE_SURROGATES = /[\ud800-\udfff]/gu;
 
 /** A tail after the last dot longer than this is part of the name, not an extension. */
 const MAX_EXTENSION_LENGTH = 16;
@@ -36,11 +36,12 @@ function codePoints(s: string): number {
 
 /**
  * An uploaded file's name as stored: the last path segment the client sent, control
- * characters dropped, unpaired surrogates replaced by U+FFFD, cut to MAX_FILE_NAME_LENGTH
+ * characters dropped, unpaired surrogates replaced by U+FFFD (a name we clean, not one
+ * typed for us: stored-values.ts refuses those), cut to MAX_FILE_NAME_LENGTH
  * keeping the extension. It is shown and used for downloads, never joined to a path.
  */
 export function cleanFileName(name: string | undefined): string {
-  const base = (name ?? '').split(/[\\/]/).pop()!.replace(CONTROL_CHARACTERS, '').replace(LONE_SURROGATES, '\ufffd').trim();
+  const base = (name ?? '').split(/[\\/]/).pop()!.replace(CONTROL_CHARACTERS, '').toWellFormed().trim();
   // Trimmed again after the cut, which can end on a space: a stored name is one PUT /files takes.
   const cut = cutToLength(base, MAX_FILE_NAME_LENGTH).trim();
   return cut === '' || cut === '.' || cut === '..' ? 'file' : cut;
@@ -60,7 +61,8 @@ function cutToLength(name: string, max: number): string {
  * name would lose to cleanFileName is refused here, so a name that passes is stored as is.
  */
 export function fileNameProblem(name: string): string | null {
-  if (BAD_CHARACTER.test(name)) return 'name must not contain control characters, bidirectional overrides or unpaired surrogates';
+  if (!isWellFormed(name)) return `name ${ILL_FORMED_TEXT}`;
+  if (BAD_CHARACTER.test(name)) return 'name must not contain control characters or bidirectional overrides';
   if (/[\\/]/.test(name)) return 'name must be a file name, without / or \\';
   if (name.trim() !== name) return 'name must not begin or end with whitespace';
   if (name === '' || name === '.' || name === '..') return 'name must not be empty, "." or ".."';
@@ -70,6 +72,7 @@ export function fileNameProblem(name: string): string | null {
 
 /** Why a document title (PATCH /documents or an upload's `title` field) cannot be stored, or null. */
 export function titleProblem(title: string): string | null {
+  if (!isWellFormed(title)) return `title ${ILL_FORMED_TEXT}`;
   if (codePoints(title) > MAX_DOCUMENT_TITLE_LENGTH) return `title must be at most ${MAX_DOCUMENT_TITLE_LENGTH} characters`;
   return null;
 }

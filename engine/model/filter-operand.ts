@@ -1,5 +1,6 @@
 import type { AttributeSpec } from './attribute.js';
 import type { FilterOp, Scalar } from './filter.js';
+import { ILL_FORMED_TEXT, isWellFormed } from './stored-values.js';
 import { isMultiValued, typeDef } from './types/registry.js';
 
 /**
@@ -27,6 +28,8 @@ export function filterOperand(spec: AttributeSpec, op: FilterOp, value: Scalar):
   const rule = def.filter;
   const name = JSON.stringify(spec.name);
   const multi = isMultiValued(spec);
+  // A string the table could not hold as sent cannot equal (or order against) a stored one.
+  if (typeof value === 'string' && !isWellFormed(value)) return mismatch(name, value, ILL_FORMED_TEXT);
   const notFor = (what: string): Operand => ({ ok: false, message: `${op} does not apply to ${name} (${spec.type}${spec.multiple ? ', multiple' : ''}): ${what}` });
   if (ORDERING.has(op)) {
     if (!rule.ordered) return notFor(multi ? 'use eq, ne, in, nin or contains (one element)' : 'use eq, ne, in, nin or isNull');

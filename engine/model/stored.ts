@@ -99,3 +99,15 @@ export interface DocumentOut {
   attribute: string;
   createdAt: string;
 }
+
+/** One push that changed a source (contract.md §3 `GET /schema/sources/:id/history`). */
+export interface SourceHistoryEntry {
+  version: number;
+  appliedAt: string;
+  planHash: string;
+  /** The key that pushed (its name as it was then); null for a push made without one (the store's own callers). */
+  key: { id: string; name: string } | null;
+  steps: { create: number; change: number; drop: number };
+  /** The destructive targets this push applied, each approved by allowDestructive. */
+  destructive: string[];
+}

@@ -9,3 +9,6 @@ export { sameValue, attributeChanges } from './compare.js';
 export type * from './types.js';
 export type { DataFacts, Violation, ViolationRule } from './facts.js';
 export { SAMPLE_IDS } from './facts.js';
+export { planHash, PLAN_HASH_PATTERN } from './hash.js';
+export { protectConflicts, protectedBy, withProtect } from './protect.js';
+export { compareDrift, type DriftItem, type DriftKind, type DriftReport } from './drift.js';

@@ -7,6 +7,7 @@ import { nameConflict, objectChanges, ownershipConflict, ownsObject } from './ob
 import type { Conflict, Plan, PlanSummary, Step, StepAction } from './types.js';
 import { diffRoles, roleReferenceConflicts, type PlannedRole } from './roles.js';
 import { diffViews, viewReferenceConflicts } from './views.js';
+import { planHash } from './hash.js';
 
 export interface PlanInput {
   sourceId: string;
@@ -173,7 +174,9 @@ export function planPush(input: PlanInput): Plan {
   ordered.splice(0, ordered.length, ...orderDrops(ordered, input.objects));
   conflicts.push(...viewReferenceConflicts(ordered, input.views, declaration.views));
   conflicts.push(...roleReferenceConflicts(ordered, input.roles ?? [], declaration.roles ?? {}));
-  return { source: sourceId, baseVersion: input.source?.version ?? 0, steps: ordered, conflicts, summary: summarize(ordered, conflicts) };
+  return {
+    source: sourceId, baseVersion: input.source?.version ?? 0, steps: ordered, conflicts, summary: summarize(ordered, conflicts), planHash: planHash(ordered),
+  };
 }
 
 /** A facts stand-in for objects that do not exist yet: no records, no values. */

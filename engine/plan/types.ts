@@ -166,7 +166,7 @@ export interface Conflict {
   target: string;
   message: string;
   fix?: string;
-  rule?: Violation['rule'] | 'ownership' | 'protected' | 'type_clash' | 'rename_clash' | 'referenced' | 'missing_target' | 'view_reference' | 'role_keys' | 'role_reference';
+  rule?: Violation['rule'] | 'ownership' | 'protected' | 'target_protected' | 'type_clash' | 'rename_clash' | 'referenced' | 'missing_target' | 'view_reference' | 'role_keys' | 'role_reference';
   count?: number;
   sampleIds?: string[];
 }
@@ -178,6 +178,8 @@ export interface Plan {
   steps: Step[];
   conflicts: Conflict[];
   summary: PlanSummary;
+  /** engine/plan/hash.ts: what a reviewer saw, sent back as `expectPlan` (contract.md §3). */
+  planHash: string;
 }
 
 export interface PlanSummary {

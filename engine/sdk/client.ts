@@ -2,7 +2,7 @@ import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
 import type { RoleDecl } from '../model/roles.js';
-import type { RecordOut, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
+import type { RecordOut, SourceHistoryEntry, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
 import type { AllowDestructive, Plan } from '../plan/types.js';
 import { DocumentsApi, FilesApi } from './files.js';
 import { pathSegment as seg, Transport, type ClientOptions } from './transport.js';
@@ -19,6 +19,8 @@ export interface PushOptions {
   allowDestructive?: AllowDestructive;
   /** The source version the push was planned against (sent as `if-match: "<n>"`). */
   ifMatch?: number;
+  /** The planHash a reviewer saw: the server applies only that plan, else 409 SCHEMA_CONFLICT. */
+  expectPlan?: string;
 }
 
 export interface PushAnswer {
@@ -63,7 +65,16 @@ export class RecordsApi {
     return (await this.t.request<{ id: string }>('DELETE', this.path(`/${seg(id, 'Record id')}`))).data;
   }
   async bulkCreate(records: Record<string, unknown>[], options: { idempotencyKey?: string } = {}): Promise<RecordOut[]> {
-    return (await this.t.request<{ records: RecordOut[] }>('POST', this.path('/bulk-create'), { body: { records }, idempotencyKey: options.idempotencyKey ?? true })).data.records;
+    return (await this.bulkCreateReplayable(records, options)).records;
+  }
+  /**
+   * bulkCreate, also saying whether the service replayed the answer it gave an earlier
+   * request with the same idempotency key (header `idempotent-replayed`) instead of writing:
+   * how `records import` tells a batch a crashed run already wrote.
+   */
+  async bulkCreateReplayable(records: Record<string, unknown>[], options: { idempotencyKey?: string } = {}): Promise<{ records: RecordOut[]; replayed: boolean }> {
+    const a = await this.t.request<{ records: RecordOut[] }>('POST', this.path('/bulk-create'), { body: { records }, idempotencyKey: options.idempotencyKey ?? true });
+    return { records: a.data.records, replayed: a.headers.get('idempotent-replayed') === 'true' };
   }
   async bulkUpdate(records: { id: string; version?: number; values: Record<string, unknown> }[], options: { idempotencyKey?: string } = {}): Promise<RecordOut[]> {
     return (await this.t.request<{ records: RecordOut[] }>('POST', this.path('/bulk-update'), { body: { records }, idempotencyKey: options.idempotencyKey ?? true })).data.records;
@@ -119,13 +130,35 @@ export class SourcesApi {
     const body: Record<string, unknown> = { declaration };
     if (options.dryRun !== undefined) body['dryRun'] = options.dryRun;
     if (options.allowDestructive !== undefined) body['allowDestructive'] = options.allowDestructive;
+    if (options.expectPlan !== undefined) body['expectPlan'] = options.expectPlan;
     const headers: Record<string, string> = options.ifMatch !== undefined ? { 'if-match': `"${options.ifMatch}"` } : {};
-    return (await this.t.request<PushAnswer>('PUT', `/schema/sources/${seg(id, 'Source id')}`, { body, headers })).data;
+    // expectPlan, like ifMatch: a repeat of a push that landed plans nothing, another hash, a 409
+    const once = options.expectPlan !== undefined && options.dryRun !== true ? { idempotent: false } : {};
+    return (await this.t.request<PushAnswer>('PUT', `/schema/sources/${seg(id, 'Source id')}`, { body, headers, ...once })).data;
   }
+  /** GET /schema/sources/:id/history: one page of pushes, newest first. */
+  async history(id: string, options: { limit?: number; cursor?: string } = {}): Promise<{ entries: SourceHistoryEntry[]; nextCursor: string | null }> {
+    const a = await this.t.request<SourceHistoryEntry[]>('GET', `/schema/sources/${seg(id, 'Source id')}/history`, { query: options });
+    return { entries: a.data, nextCursor: a.page?.nextCursor ?? null };
+  }
+}
+
+/** GET /keys/self: the calling key as far as its rights go (no secret). */
+export interface KeySelf {
+  id: string;
+  name: string;
+  role: string;
+  scopes: string[] | null;
+  /** What the key may do: the actions both its role and its scopes allow. */
+  actions: string[];
 }
 
 export class KeysApi {
   constructor(private readonly t: Transport) {}
+  /** Any key may ask about itself (no keys:manage needed). */
+  async self(): Promise<KeySelf> {
+    return (await this.t.request<KeySelf>('GET', '/keys/self')).data;
+  }
   async create(input: { name: string; role: string; scopes?: string[] }): Promise<KeyCreated> {
     return (await this.t.request<KeyCreated>('POST', '/keys', { body: input })).data;
   }

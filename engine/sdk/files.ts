@@ -1,6 +1,6 @@
 import { createReadStream, statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { pathSegment as seg, type Transport } from './transport.js';
+import { pathSegment as seg, refuseIllFormed, type Transport } from './transport.js';
 
 /**
  * Files and documents (contract.md §3 "Files and documents", §5 `files`, `documents`).
@@ -99,6 +99,8 @@ export class FilesApi {
     options: UploadOptions & { title?: string } = {},
   ): Promise<DocumentInfo> {
     const fields = options.title !== undefined ? { title: options.title } : {};
+    // Encoded into the multipart body, an unpaired surrogate would silently become U+FFFD.
+    refuseIllFormed(fields, '');
     const path = `/upload/${seg(target.object, 'Object')}/${seg(target.recordId, 'Record id')}/${seg(target.attribute, 'Attribute')}`;
     return (await this.t.request<DocumentInfo>('POST', path, { raw: multipart(source, fields, options) })).data;
   }

@@ -7,16 +7,21 @@ import type { Store } from '../store/types.js';
 import { AuthCache, authenticate, withGrants } from './auth.js';
 import { answerClientError } from './client-error.js';
 import './context.js';
+import { discardBody } from './discard-body.js';
 import { sendError } from './envelope.js';
 import { requirePermission } from './permissions.js';
 import { RateLimiter, bucketFor, type RateLimiterOptions } from './rate-limit.js';
 import { adminRoutes } from './routes/admin.js';
+import { agentRoutes } from './routes/agent.js';
+import { keySelfRoutes } from './routes/key-self.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { fileRoutes } from './routes/files.js';
 import { healthRoutes } from './routes/health.js';
 import { recordRoutes } from './routes/records.js';
 import { roleRoutes } from './routes/roles.js';
 import { schemaRoutes } from './routes/schema.js';
 import { sourceRoutes } from './routes/sources.js';
+import { studioRoutes, type StudioOptions } from './studio.js';
 import { parseJsonBody } from './json-body.js';
 import { isUuid, validatorCompiler } from './validation.js';
 
@@ -32,6 +37,10 @@ export interface CreateServerOptions {
   bodyLimit?: number;
   /** Longest a request may take to arrive, in ms (408 SCHEMA_TIMEOUT beyond); and how often that is checked (tests). */
   requestTimeout?: { ms: number; checkEveryMs?: number };
+  /** `serve --mcp-writes`: POST /v1/mcp may offer write tools to keys that may write records (contract.md §6). */
+  mcpWrites?: boolean;
+  /** Studio, the admin page at /_/ (contract.md §9): off unless given (serve and dev turn it on). */
+  studio?: false | StudioOptions;
 }
 
 /**
@@ -43,6 +52,9 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 
 /** A bulk write of 1000 records with a few fields each fits comfortably. */
 const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
+
+/** Longest an over-limit body is read (and thrown away) so its sender sees the 413. */
+const DISCARD_MS = 5_000;
 
 /**
  * Longest path parameter the router matches (find-my-way counts decoded UTF-16 units).
@@ -173,7 +185,15 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     });
   }
 
-  app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  app.setErrorHandler(async (error, request, reply) => {
+    // A 413 is decided before the body is read: read the rest (bounded) before answering,
+    // so the client can finish sending and sees the envelope, not a reset (discard-body.ts).
+    if ((error as { statusCode?: unknown }).statusCode === 413) {
+      await discardBody(request.raw, { maxBytes: 2 * bodyLimit, maxMs: DISCARD_MS });
+    }
+    return sendError(error, request, reply);
+  });
   app.setNotFoundHandler((request, reply) =>
     sendError(new ServiceError('ROUTE_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`), request, reply),
   );
@@ -206,6 +226,10 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
       await v1.register(roleRoutes, deps);
       // Files and documents (issue 5); multipart parsing is registered inside, for these routes only.
       await v1.register(fileRoutes, deps);
+      await v1.register(keySelfRoutes, deps);
+      // The agent routes (AI bucket, 503 CONFIGURATION_REQUIRED) and MCP over HTTP (issue 18).
+      await v1.register(agentRoutes);
+      await v1.register(mcpRoutes, { writes: options.mcpWrites === true });
       v1.get(
         '/openapi.json',
         { schema: { tags: ['health'], summary: 'This OpenAPI 3.1 document' }, config: { public: true } },
@@ -214,6 +238,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     },
     { prefix: '/v1' },
   );
+  if (options.studio) await app.register(studioRoutes, options.studio);
 
   return app;
 }

@@ -27,15 +27,28 @@ const KEY_SHAPE = /^[A-Za-z0-9_\-.]{8,200}$/;
 /**
  * Successful authentications, remembered briefly: looking a key up costs a query and a
  * hash per request, the largest fixed cost of a small write (test/bench/server.bench.mjs).
- * Revoking through DELETE /keys/:id clears it at once (routes/admin.ts); anything that
- * revokes behind the server's back is honoured within TTL_MS. Only keys that passed are
- * kept, and the map is bounded, so random keys cannot grow it.
+ * Revocation is seen at once, by every process sharing the database: each request first
+ * reads the store's keys version (one row, bumped in the revoke's transaction) and a cache
+ * that saw another version forgets everything (issue 21). A revoke committed before this
+ * read is therefore honoured; a request already past it when the revoke commits may still
+ * finish, as it would have without the cache. Only keys that passed are kept, and the map
+ * is bounded, so random keys cannot grow it; TTL_MS still bounds how long a key changed
+ * any other way (a role edited in the database) is remembered.
  */
 export class AuthCache {
   static readonly TTL_MS = 5_000;
   static readonly MAX = 1_000;
   private readonly entries = new Map<string, { actor: Actor; at: number }>();
+  private keysVersion: number | undefined;
   constructor(private readonly now: () => number = Date.now) {}
+
+  /** Forget everything when the keys changed since the last look. */
+  sync(keysVersion: number): void {
+    if (keysVersion !== this.keysVersion) {
+      this.entries.clear();
+      this.keysVersion = keysVersion;
+    }
+  }
 
   get(secret: string): Actor | undefined {
     const e = this.entries.get(secret);
@@ -64,6 +77,7 @@ export async function authenticate(request: FastifyRequest, store: Store, cache?
       fix: 'Pass --api-key, set SCHEMASYNC_API_KEY, or use the key in <data>/credentials.json.',
     });
   }
+  if (cache) cache.sync(await store.keysVersion());
   const cached = cache?.get(key);
   if (cached) return cached;
   const actor = KEY_SHAPE.test(key) ? await store.authenticate(key) : null;

@@ -1,4 +1,5 @@
 import type { FieldError } from '../errors.js';
+import { isForbiddenKey } from '../model/stored-values.js';
 import { RequestValidationError } from './envelope.js';
 
 /**
@@ -79,9 +80,10 @@ function forbiddenKeys(root: unknown): FieldError[] {
     } else if (node && typeof node === 'object') {
       for (const key of Object.keys(node)) {
         const v = (node as Record<string, unknown>)[key];
-        if (key === '__proto__') found.push({ path: [...path, key], message: 'the key "__proto__" is not allowed' });
-        else if (key === 'constructor' && v && typeof v === 'object' && Object.hasOwn(v, 'prototype')) {
-          found.push({ path: [...path, key, 'prototype'], message: 'the key "constructor.prototype" is not allowed' });
+        // The one rule (stored-values.ts); this parser's refusal keeps its own words.
+        if (isForbiddenKey(key, v)) {
+          const named = key === '__proto__' ? [key] : [key, 'prototype'];
+          found.push({ path: [...path, ...named], message: `the key "${named.join('.')}" is not allowed` });
         } else stack.push([v, [...path, key]]);
       }
     }

@@ -19,6 +19,8 @@ export interface LocalServerOptions {
   host?: string;
   port?: number;
   rateLimit?: boolean;
+  /** `--mcp-writes`: write tools may be offered over POST /v1/mcp (contract.md §6). */
+  mcpWrites?: boolean;
   logger?: FastifyServerOptions['logger'];
   /** How to open the database (default: the SQLite store of engine/store); tests inject one. */
   openStore?: (options: { path: string }) => Store;
@@ -27,6 +29,8 @@ export interface LocalServerOptions {
    * (default DEFAULT_SHUTDOWN_GRACE_MS).
    */
   shutdownGraceMs?: number;
+  /** Serve Studio at /_/ (contract.md §9); on unless false (`--no-studio`). */
+  studio?: boolean;
 }
 
 export interface Credentials {
@@ -36,6 +40,8 @@ export interface Credentials {
 
 export interface LocalServer {
   app: FastifyInstance;
+  /** Studio's address (`http://host:port/_/`), or null with `--no-studio`. */
+  studioUrl: string | null;
   store: Store;
   baseUrl: string;
   dataDir: string;
@@ -86,7 +92,13 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   }
   let app: FastifyInstance;
   try {
-    app = await createServer({ store, logger: options.logger ?? false, rateLimit: options.rateLimit ?? true });
+    app = await createServer({
+      store,
+      logger: options.logger ?? false,
+      rateLimit: options.rateLimit ?? true,
+      mcpWrites: options.mcpWrites === true,
+      studio: options.studio === false ? false : {},
+    });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 4400 });
   } catch (err) {
     await store.close();
@@ -149,6 +161,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   };
   return {
     app,
+    studioUrl: options.studio === false ? null : baseUrl.replace(/\/v1$/, '/_/'),
     store,
     baseUrl,
     dataDir,

@@ -85,6 +85,11 @@ export function pushAction(dryRun: boolean): Action {
   return dryRun ? 'schema:read' : 'schema:write';
 }
 
+/** Every action the key may take: what GET /keys/self tells a key, and what MCP offers tools by. */
+export function actionsOf(actor: Actor): Action[] {
+  return SCOPES.filter((action) => can(actor, action));
+}
+
 /** Refuse with the one fixed message (Authentication rule 3: never naming what was refused). */
 export function requirePermission(actor: Actor, action: Action, target: ActionTarget = {}): void {
   if (!can(actor, action, target)) throw forbidden();

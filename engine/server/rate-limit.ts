@@ -68,6 +68,8 @@ export class RateLimiter {
 export function bucketFor(method: string, routeUrl: string | undefined): Bucket | null {
   const url = (routeUrl ?? '').replace(/^\/v1/, '');
   if (url === '/health') return null;
+  // Studio's static page (contract.md §9): loading it must not eat the API budget its key needs.
+  if (url === '/_' || url.startsWith('/_/')) return null;
   if (method === 'PUT' && url === '/schema/sources/:id') return null;
   if (/\/bulk-(create|update|delete)$/.test(url)) return 'bulk';
   if (url === '/search' || url === '/global-search') return 'search';

@@ -97,6 +97,7 @@ export class QueuedStore implements Store {
   revokeKey = (id: string) => this.run(() => this.core.revokeKey(id));
   authenticate = (secret: string) => this.run(() => this.core.authenticate(secret));
   countActiveKeys = () => this.run(() => this.core.countActiveKeys());
+  keysVersion = () => this.run(() => this.core.keysVersion());
 
   listRoles = () => this.run(() => this.core.listRoles());
   findRole = (name: string) => this.run(() => this.core.findRole(name));
@@ -109,6 +110,7 @@ export class QueuedStore implements Store {
   putView = (name: string, decl: ViewDecl) => this.run(() => this.core.putView(name, decl));
   deleteView = (name: string) => this.run(() => this.core.deleteView(name));
   runView = (name: string, page: { limit?: number; cursor?: string }) => this.run(() => this.core.runView(name, page));
+  sourceHistory = (id: string, options?: { limit?: number; cursor?: string }) => this.run(() => this.core.sourceHistory(id, options));
   findSource = (id: string) => this.run(() => this.core.findSource(id));
   pushSource = (id: string, declaration: Declaration, options: PushOptions) => this.run(() => this.core.pushSource(id, declaration, options));
 }

@@ -7,6 +7,7 @@ import type { AllowDestructive, Plan } from '../plan/types.js';
 import type { Readable } from 'node:stream';
 import type { DocumentOut, FileOut } from '../model/stored.js';
 import type { UploadInput } from './sqlite/files.js';
+import type { HistoryPage, PushAuthor } from './sqlite/history.js';
 
 export { BUILTIN_ROLES, type BuiltinRole } from '../model/roles.js';
 
@@ -82,6 +83,10 @@ export interface PushOptions {
   allowDestructive?: AllowDestructive;
   /** The source version the caller planned against (`if-match`). */
   ifMatch?: number;
+  /** The planHash the caller reviewed: the push applies only if its plan still has it (contract.md §3). */
+  expectPlan?: string;
+  /** The key that pushes, recorded in the source's history. */
+  by?: PushAuthor;
   /**
    * The caller hands the declaration over and never changes it (the route's parsed body):
    * the store keeps that object as the source's last declaration rather than parsing the
@@ -156,6 +161,8 @@ export interface Store {
   /** Constant-time comparison of the hash; null for unknown or revoked. */
   authenticate(secret: string): Promise<Actor | null>;
   countActiveKeys(): Promise<number>;
+  /** Moves whenever a key is revoked, by any process sharing the database (auth caches compare it). */
+  keysVersion(): Promise<number>;
 
   // --- custom roles (built-in ones are described by engine/server/permissions.ts)
   listRoles(): Promise<StoredRole[]>;
@@ -174,6 +181,8 @@ export interface Store {
   /** GET /views/:name/records: the view's filter and sort, keyset pages, values cut to its columns. */
   runView(name: string, page: { limit?: number; cursor?: string }): Promise<SearchPage & { view: StoredView }>;
   findSource(id: string): Promise<StoredSource | undefined>;
+  /** GET /schema/sources/:id/history: the pushes that changed the source, newest first. */
+  sourceHistory(id: string, options?: { limit?: number; cursor?: string }): Promise<HistoryPage>;
 
   /**
    * Files and documents (contract.md §3, engine/store/files.ts): present when the store was

@@ -75,6 +75,7 @@ export function fakeStore(options: { records?: boolean } = {}): Store {
       return null;
     },
     countActiveKeys: () => [...keys.values()].filter((k) => !k.revokedAt).length,
+    keysVersion: () => [...keys.values()].filter((k) => k.revokedAt).length,
   };
   const store = asyncStore(impl, (prop) => async () => {
     throw new Error(`fake store: ${prop} is not implemented (secret detail that must not leak)`);

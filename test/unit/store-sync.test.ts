@@ -140,6 +140,7 @@ describe('store pushSource', () => {
     const plan: Plan = {
       source: 'crm',
       baseVersion: 1,
+      planHash: '',
       conflicts: [],
       summary: { create: 1, change: 0, drop: 1, destructive: 0, conflicts: 0 },
       steps: [
@@ -185,7 +186,7 @@ describe('store pushSource', () => {
 
     // A failure after the rebuild rolls it back: old table, old type, same records.
     const plan: Plan = {
-      source: 'crm', baseVersion: 2, conflicts: [],
+      source: 'crm', baseVersion: 2, conflicts: [], planHash: '',
       summary: { create: 0, change: 1, drop: 1, destructive: 0, conflicts: 0 },
       steps: [
         { action: 'change_attribute', target: 'deal.amount', object: 'deal', attribute: 'amount', from: { name: 'amount', type: 'number' }, to: { name: 'amount', type: 'text' }, changes: [], convert: true, destructive: false, label: 'change' },

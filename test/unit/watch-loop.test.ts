@@ -14,6 +14,7 @@ const decl = (attrs: string[]): Declaration => ({
 const plan = (steps: Partial<Step>[] = [], conflicts: Plan['conflicts'] = []): Plan => ({
   source: 'crm',
   baseVersion: 1,
+  planHash: '',
   steps: steps as Step[],
   conflicts,
   summary: { create: 0, change: 0, drop: 0, destructive: 0, conflicts: conflicts.length },

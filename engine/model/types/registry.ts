@@ -11,6 +11,7 @@ import { number } from './number.js';
 import { relation } from './relation.js';
 import { select } from './select.js';
 import { text } from './text.js';
+import { firstStoredValueProblem, problemInValue } from '../stored-values.js';
 import type { AttributeTypeDef, Parsed } from './type-def.js';
 import { url } from './url.js';
 
@@ -48,6 +49,10 @@ export function parseValue(spec: AttributeSpec, value: unknown): Parsed {
   if (value === null || value === undefined) {
     return spec.required ? { ok: false, message: 'is required' } : { ok: true, value: null };
   }
+  // Before the type: a string the table cannot hold as sent is refused whatever the type
+  // (stored-values.ts), so unique, maxLength, options and eq judge what is stored.
+  const problem = firstStoredValueProblem(value);
+  if (problem) return { ok: false, message: problemInValue(problem), at: problem.path };
   return TYPES[spec.type].parse(value, spec);
 }
 

@@ -5,7 +5,10 @@ import type { AttributeSpec, AttributeType } from '../attribute.js';
  * SCHEMA_VALIDATION_FAILED (a list for a single-file document → DOCUMENT_MULTIPLE_NOT_ALLOWED);
  * record writes raise it, declaration checks treat it as any other failure.
  */
-export type Parsed = { ok: true; value: unknown } | { ok: false; message: string; code?: 'DOCUMENT_MULTIPLE_NOT_ALLOWED' };
+export type Parsed =
+  | { ok: true; value: unknown }
+  /** `at`: where inside the value the problem sits (a json value's nested string), when not the whole. */
+  | { ok: false; message: string; code?: 'DOCUMENT_MULTIPLE_NOT_ALLOWED'; at?: (string | number)[] };
 
 /** A JSON Schema fragment (kept loose: it is data for ajv and for editors). */
 export type JsonSchema = Record<string, unknown>;

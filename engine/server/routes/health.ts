@@ -6,7 +6,7 @@ import { ok } from '../envelope.js';
 import { healthSchema } from '../schemas/admin.js';
 
 /** The package version, found upward from here (works from dist/ and from the sources under test). */
-function packageVersion(): string {
+export function packageVersion(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
     const file = join(dir, 'package.json');

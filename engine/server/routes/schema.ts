@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AttributePatch, AttributeSpec } from '../../model/attribute.js';
 import { parseSize } from '../../model/sizes.js';
+import { requireStoredValues } from '../../model/stored-values.js';
 import type { RouteDeps } from '../context.js';
 import { ok } from '../envelope.js';
 import * as s from '../schemas/schema-objects.js';
@@ -29,6 +30,9 @@ export async function schemaRoutes(app: FastifyInstance, { store }: RouteDeps): 
     { schema: s.createObjectSchema, config: { action: 'schema:write' } },
     async (request, reply) => {
       const { attributes, ...rest } = request.body;
+      // The name has its own rule and code (the store checks it); attributes go through
+      // checkAttributeInput. What is left is free text.
+      requireStoredValues({ label: rest.label, description: rest.description });
       const input = attributes ? { ...rest, attributes: attributes.map(normalise) } : rest;
       reply.code(201);
       return ok(await store.createObject(input, RUNTIME));

@@ -17,7 +17,7 @@ const NAME_CODES: readonly ErrorCode[] = ['SCHEMA_INVALID_OBJECT_NAME', 'SCHEMA_
  * (400, with the spec's name codes), then hands it to the store, which plans, refuses in
  * the contract's order and applies in one transaction. Exempt from rate limits (Limits rule 1).
  */
-export async function sourceRoutes(app: FastifyInstance, { store, authCache }: RouteDeps): Promise<void> {
+export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): Promise<void> {
   const check = new DeclarationCheck();
   app.get<{ Params: { id: string } }>(
     '/schema/sources/:id',
@@ -39,10 +39,22 @@ export async function sourceRoutes(app: FastifyInstance, { store, authCache }: R
     },
   );
 
+  app.get<{ Params: { id: string }; Querystring: { limit?: number; cursor?: string } }>(
+    '/schema/sources/:id/history',
+    { schema: s.sourceHistorySchema, config: { action: 'schema:read' } },
+    async (request) => {
+      const { id } = request.params;
+      if (!(await store.findSource(id))) throw new ServiceError('SCHEMA_SOURCE_NOT_FOUND', `No schema source "${id}"`);
+      const { limit, cursor } = request.query;
+      const page = await store.sourceHistory(id, { ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) });
+      return ok(page.entries, { nextCursor: page.nextCursor });
+    },
+  );
+
   app.put<{
     Params: { id: string };
     Headers: { 'if-match'?: string };
-    Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive };
+    Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive; expectPlan?: string };
   }>('/schema/sources/:id', { schema: s.pushSourceSchema, config: { action: 'schema:read' } }, async (request) => {
     const body = request.body;
     // The route lets every schema reader in; what the push does decides the rest (a dry run
@@ -66,11 +78,13 @@ export async function sourceRoutes(app: FastifyInstance, { store, authCache }: R
     // The body is parsed per request and never changed after: the store may keep it.
     const options: PushOptions = { dryRun: body.dryRun === true, handOver: true };
     if (body.allowDestructive !== undefined) options.allowDestructive = body.allowDestructive;
+    if (body.expectPlan !== undefined) options.expectPlan = body.expectPlan;
+    if (!options.dryRun) {
+      const { keyId } = actorOf(request);
+      options.by = { id: keyId, name: (await store.listKeys()).find((k) => k.id === keyId)?.name ?? '' };
+    }
     const ifMatch = parseIfMatch(request.headers['if-match']);
     if (typeof ifMatch === 'number') options.ifMatch = ifMatch;
-    const pushed = await store.pushSource(request.params.id, result.value, options);
-    // A role rename moved keys to the new role name: remembered authentications carry the old one.
-    if (pushed.applied && pushed.plan.steps.some((x) => x.action === 'rename_role')) authCache?.clear();
-    return ok(pushed);
+    return ok(await store.pushSource(request.params.id, result.value, options));
   });
 }

@@ -1,5 +1,6 @@
+import { PLAN_HASH_PATTERN } from '../../plan/hash.js';
 import { SCOPES } from '../../store/types.js';
-import { IF_MATCH_PATTERN, deletedIdSchema, idParam, ownerSchema, responses, securityRequired } from './common.js';
+import { IF_MATCH_PATTERN, deletedIdSchema, errorResponse, idParam, ownerSchema, responses, securityRequired } from './common.js';
 import { recordOut, searchRecordsSchema } from './records.js';
 
 /** Keys, views, sources and health (contract.md §3 "Roles, keys, views", "Schema"). */
@@ -41,6 +42,26 @@ export const createKeySchema = {
 export const listKeysSchema = {
   tags: ['keys'], security: securityRequired, summary: 'List API keys (never their secrets)',
   response: responses(200, { type: 'array', items: keyOut }, { list: true }),
+};
+
+export const keySelfSchema = {
+  tags: ['keys'], security: securityRequired,
+  summary: 'The calling key: id, name, role, scopes and the actions it may take (any key may ask; never a secret)',
+  response: responses(200, {
+    type: 'object',
+    required: ['id', 'name', 'role', 'scopes', 'actions'],
+    properties: {
+      id: keyOut.properties.id,
+      name: keyOut.properties.name,
+      role: keyOut.properties.role,
+      scopes,
+      actions: {
+        type: 'array',
+        items: { type: 'string', enum: [...SCOPES] },
+        description: 'What both the role and the scopes allow (contract.md §3: "A key may do what both its role and its scopes allow")',
+      },
+    },
+  }),
 };
 
 export const revokeKeySchema = {
@@ -168,6 +189,7 @@ export const pushSourceSchema = {
       allowDestructive: {
         anyOf: [{ type: 'boolean' }, { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 400 } }],
       },
+      expectPlan: { type: 'string', pattern: PLAN_HASH_PATTERN, description: 'the planHash a reviewer saw: apply only if the plan is still that one (else 409)' },
     },
   },
   response: responses(200, {
@@ -178,11 +200,57 @@ export const pushSourceSchema = {
       applied: { type: 'boolean' },
       plan: {
         type: 'object',
-        description: 'steps: [{ action, target, destructive, reason?, affected? }], conflicts: [{ code, target, message }], summary',
+        description: 'steps: [{ action, target, destructive, reason?, affected? }], conflicts: [{ code, target, message }], summary, planHash',
         additionalProperties: true,
       },
     },
   }),
+};
+
+const historyEntry = {
+  type: 'object',
+  required: ['version', 'appliedAt', 'planHash', 'key', 'steps', 'destructive'],
+  properties: {
+    version: { type: 'integer' },
+    appliedAt: { type: 'string' },
+    planHash: { type: 'string' },
+    key: { anyOf: [{ type: 'null' }, { type: 'object', required: ['id', 'name'], properties: { id: { type: 'string' }, name: { type: 'string' } } }] },
+    steps: {
+      type: 'object',
+      required: ['create', 'change', 'drop'],
+      properties: { create: { type: 'integer' }, change: { type: 'integer' }, drop: { type: 'integer' } },
+    },
+    destructive: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+export const sourceHistorySchema = {
+  tags: ['sources'], security: securityRequired, summary: 'The pushes that changed a source, newest first (keyset pagination)',
+  params: idParam('id', 'the schema source id'),
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 }, cursor: { type: 'string', maxLength: 40 } },
+  },
+  response: responses(200, { type: 'array', items: historyEntry }, { list: true }),
+};
+
+const notWired = {
+  503: { ...errorResponse, description: 'CONFIGURATION_REQUIRED: no agent is wired on this deployment (permanent; do not retry)' },
+  default: errorResponse,
+};
+
+export const agentChatSchema = {
+  tags: ['agent'], security: securityRequired,
+  summary: 'Agent chat (AI rate bucket). The local server has no agent wired: always 503 CONFIGURATION_REQUIRED',
+  body: { type: 'object', additionalProperties: true, description: 'The chat request; not read while no agent is wired.' },
+  response: notWired,
+};
+
+export const agentStreamSchema = {
+  tags: ['agent'], security: securityRequired,
+  summary: 'Agent streaming (AI rate bucket). The local server has no agent wired: always 503 CONFIGURATION_REQUIRED',
+  response: notWired,
 };
 
 export const healthSchema = {

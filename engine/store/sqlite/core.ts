@@ -25,6 +25,7 @@ import { Keys } from './keys.js';
 import { pushSource } from './push.js';
 import { checkAttributeInput, mergeAttributePatch } from '../schema-input.js';
 import { checkPermissionObjects, checkRoleName, dropRole, findRole, listRoles, refuseBuiltin, refuseIfKeysHold, refuseSourceOwned, roleNotFound, upsertRole } from './roles.js';
+import { SourceHistory, type HistoryPage } from './history.js';
 import { searchRecords } from './search.js';
 import { checkRuntimeView, deleteRuntimeView, putRuntimeView, refuseIfViewsRead, renameAttributeInViews, viewNotFound } from './views.js';
 import type {
@@ -87,6 +88,7 @@ export class SqliteStore {
   readonly driver: SqliteDriver;
   readonly db: Db;
   readonly files?: FilesEngine;
+  readonly history: SourceHistory;
   private cache: Map<string, StoredObject> | null = null;
   private readonly idempotency: Idempotency;
   private readonly keys: Keys;
@@ -96,6 +98,7 @@ export class SqliteStore {
     this.driver = new SqliteDriver(options.path);
     this.db = this.driver.db;
     this.idempotency = new Idempotency(this.db);
+    this.history = new SourceHistory(this.db);
     this.keys = new Keys(this.db, (role) => findRole(this.db, role) !== undefined);
     if (options.filesDir !== false) {
       const blobs = new BlobStore(options.filesDir ?? join(dirname(options.path), 'files'));
@@ -812,6 +815,10 @@ export class SqliteStore {
     return this.keys.countActive();
   }
 
+  keysVersion(): number {
+    return this.keys.version();
+  }
+
   // ------------------------------------------------------------------ custom roles
 
   listRoles(): StoredRole[] {
@@ -904,6 +911,10 @@ export class SqliteStore {
     const source: StoredSource = { id, version: head.version, appliedAt: head.applied_at, declaration: JSON.parse(row.declaration) as Declaration };
     this.sources.set(id, source);
     return shallowSource(source);
+  }
+
+  sourceHistory(id: string, options: { limit?: number; cursor?: string } = {}): HistoryPage {
+    return this.history.list(id, options);
   }
 
   /** After a push that handed its declaration over (PushOptions.handOver): findSource answers with it. */

@@ -1,6 +1,8 @@
 import { intColumn } from './rows.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../../errors.js';
+import { requireStoredValues } from '../../model/stored-values.js';
+import type { Statement } from 'better-sqlite3';
 import { now, writeTransaction, type Db } from './database.js';
 import { BUILTIN_ROLES, isBuiltinRole } from '../../model/roles.js';
 import { SCOPES, type Actor, type KeyOut, type Scope } from '../types.js';
@@ -51,11 +53,23 @@ export function requireKeyRole(role: string, customExists: (name: string) => boo
   }
 }
 
+/**
+ * Called inside the transaction that changes what a key is (a revoke, a role rename that
+ * moves keys): any process that reads the new version also reads the changed rows, so a
+ * cache it drops on seeing the change cannot re-admit the key as it was.
+ */
+export function bumpKeysVersion(db: Db): void {
+  db.prepare("INSERT INTO _ss_meta (key, value) VALUES ('keys_version', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)").run();
+}
+
 export class Keys {
+  /** Read on every request: prepared once. */
+  private versionQuery: Statement | undefined;
   constructor(private readonly db: Db, private readonly customRoleExists: (name: string) => boolean) {}
 
   create(input: { name: string; role: string; scopes?: Scope[] | null }): { key: KeyOut; secret: string } {
     requireKeyRole(input.role, this.customRoleExists);
+    requireStoredValues({ name: input.name });
     const scopes = input.scopes ?? null;
     const bad = (scopes ?? []).filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (bad.length > 0) {
@@ -105,7 +119,20 @@ export class Keys {
         }
       }
       this.db.prepare('UPDATE _ss_keys SET revoked_at = ? WHERE id = ?').run(now(), id);
+      bumpKeysVersion(this.db);
     });
+  }
+
+  /**
+   * A counter bumped by every revocation (and role rename), shared by every process on the database: the
+   * server reads it on each request (one indexed row) and forgets remembered
+   * authentications when it moved, so a revoke through one process is honoured by all the
+   * others from their next request on (issue 21).
+   */
+  version(): number {
+    this.versionQuery ??= this.db.prepare("SELECT value FROM _ss_meta WHERE key = 'keys_version'");
+    const row = this.versionQuery.get() as { value: string } | undefined;
+    return row ? Number(row.value) : 0;
   }
 
   authenticate(secret: string): Actor | null {

@@ -5,6 +5,7 @@ import { planPush, refusal } from '../../plan/index.js';
 import { now } from './database.js';
 import { keysWithRole, listRoles } from './roles.js';
 import type { SqliteStore } from './core.js';
+import type { Plan } from '../../plan/types.js';
 import type { PushOptions, PushResult } from '../types.js';
 
 /**
@@ -49,6 +50,10 @@ function planAndApply(store: SqliteStore, id: string, declaration: Declaration, 
     ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
   });
   if (refused) return { refused };
+  // Next to the if-match check and under the same write lock (contract.md §3): the plan
+  // compared is the one applied below, so a record written after the caller's dry run (which
+  // changes `affected`) cannot slip an unreviewed loss in between the check and the apply.
+  if (options.expectPlan !== undefined && options.expectPlan !== plan.planHash) return { refused: planChanged(options.expectPlan, plan) };
   if (source && plan.steps.length === 0) {
     // Nothing to apply, but the declaration itself may differ (a renamedFrom hint, a moved
     // attribute): GET /schema/sources/:id must return what was last pushed (contract §3).
@@ -60,8 +65,23 @@ function planAndApply(store: SqliteStore, id: string, declaration: Declaration, 
     return { result: { version: currentVersion, applied: true, plan } };
   }
   const version = store.applyPlanNow(plan, id, declaration);
+  store.history.record(id, plan, options.by);
   // Inside the transaction: the cache entry carries this push's (version, appliedAt), so
   // findSource uses it only while the row still holds them (a rollback does not).
   if (options.handOver) store.rememberSource(id, declaration);
   return { result: { version, applied: true, plan } };
+}
+
+/** The 409 of a push whose plan is not the reviewed one: what the push would do now, step by step. */
+function planChanged(expected: string, plan: Plan): ServiceError {
+  const steps = plan.steps.map((s) => `${s.action} ${s.target}${s.destructive ? ` (destructive, ${s.affected ?? 0} affected)` : s.affected ? ` (${s.affected} affected)` : ''}`);
+  return new ServiceError(
+    'SCHEMA_CONFLICT',
+    `The plan changed since it was reviewed (expected planHash ${expected.slice(0, 12)}, now ${plan.planHash.slice(0, 12)}); it would now do: ${steps.join('; ') || 'nothing'}`,
+    {
+      fix: 'plan again and review the new plan before syncing',
+      errors: [{ path: ['expectPlan'], message: `the plan now has planHash ${plan.planHash}` }],
+      data: { expectPlan: expected, planHash: plan.planHash },
+    },
+  );
 }

@@ -5,6 +5,7 @@ import { isBuiltinRole, renameRoleObject, type RoleDecl } from '../../model/role
 import type { Owner, StoredRole } from '../../model/stored.js';
 import { ownerOf } from './catalog.js';
 import { now, type Db } from './database.js';
+import { bumpKeysVersion } from './keys.js';
 
 /**
  * Custom roles (contract.md §3 "Roles, keys, views", §2 `roles:`): rows of `_ss_roles`,
@@ -59,6 +60,8 @@ export function dropRole(db: Db, name: string): void {
 export function renameRole(db: Db, from: string, to: string): void {
   db.prepare('UPDATE _ss_roles SET name = ?, updated_at = ? WHERE name = ?').run(to, now(), from);
   db.prepare('UPDATE _ss_keys SET role = ? WHERE role = ?').run(to, from);
+  // Remembered authentications carry the old role name, in every process.
+  bumpKeysVersion(db);
 }
 
 /** An object renamed: every stored role's permissions follow it (contract.md §2). */

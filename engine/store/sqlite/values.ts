@@ -123,7 +123,7 @@ export function parseRecordBody(
     if (!parsed.ok) {
       // A refusal with its own code (DOCUMENT_MULTIPLE_NOT_ALLOWED) answers with that code.
       if (parsed.code) throw new ServiceError(parsed.code, `${itemPrefix(path)}${o.name}.${name} ${parsed.message}`, { errors: [{ path: [...path, name], message: `${name} ${parsed.message}` }] });
-      errors.push({ path: [...path, name], message: `${name} ${parsed.message}` });
+      errors.push({ path: parsed.at ? [...path, name, ...parsed.at] : [...path, name], message: `${name} ${parsed.message}` });
       continue;
     }
     values[name] = parsed.value;

@@ -1,0 +1,128 @@
+import { createReadStream, createWriteStream, existsSync, statSync, type ReadStream, type WriteStream } from 'node:fs';
+import { extname, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { CliError } from '../errors.js';
+import { importRows, type ImportResult, type ImportSettings } from '../records/importer.js';
+import { readRows, type ImportFormat } from '../records/read.js';
+import type { RowError } from '../records/shape.js';
+import { whileThrottled } from '../records/throttle.js';
+import { rowProgress, type ProgressBar } from '../render/progress.js';
+import { clientOf, shapeOf, type RecordsContext } from './records.js';
+
+/** Refused rows printed on stderr before the rest are only counted (all go to --errors). */
+const SHOWN_REFUSALS = 20;
+/** bulk-create takes up to 10,000 records (engine/model/limits.ts MAX_BULK_WRITE). */
+const MAX_BATCH = 10_000;
+
+/** `.csv` → csv; `.ndjson`, `.jsonl`, `.json` → ndjson; otherwise --format must say. */
+export function formatOf(explicit: string | undefined, file: string | undefined): ImportFormat {
+  if (explicit !== undefined) {
+    if (explicit === 'csv' || explicit === 'ndjson') return explicit;
+    if (explicit === 'jsonl') return 'ndjson';
+    throw new CliError(`--format must be ndjson or csv, got '${explicit}'`);
+  }
+  const ext = file === undefined ? '' : extname(file).toLowerCase();
+  if (ext === '.csv') return 'csv';
+  if (ext === '.ndjson' || ext === '.jsonl' || ext === '.json') return 'ndjson';
+  throw new CliError(file === undefined || file === '-' ? 'Reading stdin: say which format it is with --format ndjson or --format csv' : `Cannot tell the format of ${file} from its extension: pass --format ndjson or --format csv`);
+}
+
+/**
+ * `schemasync records import <object> <file|->` (contract.md §4, issue 17): prepare (the
+ * object's schema, the file, the options) → run (importer.ts) → render (a summary on stdout,
+ * refused rows and notices on stderr, the bar on a terminal's stderr). Exit 0 when every row
+ * was imported (or, with --dry-run, would be); 1 when any row was refused.
+ */
+export async function importRecords(ctx: RecordsContext, object: string, file: string): Promise<number> {
+  const o = ctx.options;
+  const format = formatOf(o.format, file);
+  const batchSize = o.batch === undefined ? 1000 : Number(o.batch);
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH) throw new CliError(`--batch must be a whole number from 1 to ${MAX_BATCH}, got '${o.batch ?? ''}'`);
+  const onError = o.onError ?? 'stop';
+  if (onError !== 'stop' && onError !== 'skip') throw new CliError(`--on-error must be stop or skip, got '${onError}'`);
+  const path = file === '-' ? undefined : resolve(ctx.cwd, file);
+  if (path !== undefined && (!existsSync(path) || !statSync(path).isFile())) throw new CliError(`No such file: ${file}`);
+
+  const client = clientOf(ctx);
+  const shape = await shapeOf(client, object);
+  const input: Readable = path === undefined ? process.stdin : createReadStream(path, { highWaterMark: 256 * 1024 });
+  const errorsOut: WriteStream | undefined = o.errors !== undefined ? createWriteStream(resolve(ctx.cwd, o.errors)) : undefined;
+  const tty = Boolean((ctx.stderr as { isTTY?: boolean }).isTTY) && o.progress !== false;
+  const bar: ProgressBar = tty
+    ? rowProgress(ctx.stderr, { label: object, totalBytes: path === undefined ? undefined : statSync(path).size, bytesRead: () => (input as ReadStream).bytesRead ?? 0 })
+    : { update() {}, done() {} };
+  // A line on stderr clears the bar first; the next update draws it again.
+  const say = (text: string) => ctx.stderr.write(`${tty ? '\r\u001b[K' : ''}${text}\n`);
+  const notes = { ignored: new Set<string>() };
+  let shownRefusals = 0;
+  const settings: ImportSettings = { object, batchSize, dryRun: o.dryRun === true, onError };
+  const started = Date.now();
+  let result: ImportResult | undefined;
+  try {
+    result = await importRows(
+      readRows(input, format, shape, notes),
+      shape,
+      settings.dryRun
+        ? undefined
+        : (records, idempotencyKey, label) =>
+            whileThrottled(
+              () => client.records(object).bulkCreateReplayable(records, { idempotencyKey }),
+              (secs) => say(`rate limit reached (429 Too Many Requests; bulk writes: 10 a minute on the hosted service): waiting ${secs} s, then sending ${label} again`),
+            ),
+      settings,
+      {
+        refused: (line, errors, values) => {
+          errorsOut?.write(`${JSON.stringify({ line, errors, values })}\n`);
+          if (shownRefusals++ < SHOWN_REFUSALS) say(refusalLine(line, errors));
+        },
+        notice: say,
+        progress: (rows) => bar.update(rows),
+      },
+    );
+  } catch (err) {
+    bar.done();
+    // The import stopped on a failure that is not about rows (403, the server went away …):
+    // say how far it got, so a rerun is understood to continue, not to duplicate.
+    if (!(err instanceof CliError)) say(`the import stopped: rerun the same command to continue (batches already written are replayed, not written again)`);
+    throw err;
+  } finally {
+    bar.done();
+    if (path !== undefined) (input as ReadStream).destroy();
+    await new Promise<void>((r) => (errorsOut ? errorsOut.end(r) : r()));
+  }
+  if (notes.ignored.size > 0) say(`note: ${[...notes.ignored].join(', ')}: system attributes; the service assigns them, so the file's values were ignored`);
+  if (shownRefusals > SHOWN_REFUSALS) say(`… and ${shownRefusals - SHOWN_REFUSALS} more refused rows${o.errors ? ` (all in ${o.errors})` : ' (pass --errors rejected.ndjson to keep them all)'}`);
+  render(ctx, object, file, result, settings, (Date.now() - started) / 1000);
+  return result.refused > 0 ? 1 : 0;
+}
+
+/** `line 7, column 3: amount must be a number (got "abc")` — one line per refused row. */
+function refusalLine(line: number, errors: RowError[]): string {
+  const only = errors.length === 1 ? errors[0]! : undefined;
+  if (only?.column !== undefined) return `line ${line}, column ${only.column}: ${only.message}`;
+  return `line ${line}: ${errors.map((e) => (e.column !== undefined ? `column ${e.column}: ${e.message}` : e.message)).join('; ')}`;
+}
+
+function render(ctx: RecordsContext, object: string, file: string, r: ImportResult, s: ImportSettings, seconds: number): void {
+  const source = file === '-' ? 'stdin' : file;
+  const rate = Math.round(r.rows / Math.max(seconds, 0.001));
+  if (ctx.global.json) {
+    const doc = { object, file: source, dryRun: s.dryRun, rows: r.rows, imported: r.imported, alreadyImported: r.alreadyImported, refused: r.refused, batches: r.batches, stopped: r.stopped, lastImportedLine: r.lastImportedLine ?? null, seconds, rowsPerSecond: rate };
+    ctx.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    return;
+  }
+  const n = (x: number) => x.toLocaleString('en-US');
+  const lines: string[] = [];
+  if (s.dryRun) {
+    lines.push(`dry run: ${n(r.rows - r.refused)} of ${n(r.rows)} rows of ${source} would be imported into ${object}; ${n(r.refused)} refused. Nothing was written.`);
+    lines.push('  checked: types and constraints, required, unknown attributes, unique values repeated within the file; not checked without writing: unique values against stored records, relation and document ids exist.');
+  } else {
+    const again = r.alreadyImported > 0 ? `; ${n(r.alreadyImported)} already imported by an earlier run (not written again)` : '';
+    lines.push(`imported ${n(r.imported)} of ${n(r.rows)} rows of ${source} into ${object} in ${seconds.toFixed(1)} s (${n(rate)} rows/s, ${n(r.batches)} batches)${again}; ${n(r.refused)} refused.`);
+    if (r.stopped) {
+      const upTo = r.lastImportedLine === undefined ? 'nothing was imported' : `rows up to line ${r.lastImportedLine} are imported`;
+      lines.push(`stopped at the first refused row (--on-error stop): ${upTo}. Fix the file and rerun: batches already written are not written again. Or pass --on-error skip.`);
+    }
+  }
+  ctx.stdout.write(`${lines.join('\n')}\n`);
+}

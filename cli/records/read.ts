@@ -1,0 +1,154 @@
+import { parse as parseCsv, type CsvError } from 'csv-parse';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { CliError } from '../errors.js';
+import type { RecordShape, RowError } from './shape.js';
+
+/**
+ * The rows of an import file, read as a stream (issue 17: "never the whole file in
+ * memory"): each row with its line number, its values converted to the attribute's type,
+ * and the problems found so far. The caller pulls rows one at a time, so a slow server
+ * stops the reading (backpressure through the async iterator).
+ */
+export interface SourceRow {
+  /** 1-based line of the file where the row starts. */
+  line: number;
+  /** The row as the file has it (an NDJSON line, a CSV record's cells): what idempotency keys hash. */
+  text: string;
+  values: Record<string, unknown>;
+  errors: RowError[];
+}
+
+export type ImportFormat = 'ndjson' | 'csv';
+
+/** What the reader noticed about the file as a whole, for one line each on stderr. */
+export interface ReadNotes {
+  /** System columns/keys (id, created_at …) the file carries; their values are ignored. */
+  ignored: Set<string>;
+}
+
+export function readRows(input: Readable, format: ImportFormat, shape: RecordShape, notes: ReadNotes): AsyncGenerator<SourceRow> {
+  return format === 'csv' ? readCsv(input, shape, notes) : readNdjson(input, shape, notes);
+}
+
+async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes): AsyncGenerator<SourceRow> {
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  let line = 0;
+  for await (const text of lines) {
+    line++;
+    if (text.trim() === '') continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (err) {
+      yield { line, text, values: {}, errors: [{ message: `not a JSON object: ${(err as Error).message}` }] };
+      continue;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      yield { line, text, values: {}, errors: [{ message: 'must be a JSON object of attribute → value' }] };
+      continue;
+    }
+    // Only attribute names (NAME_PATTERN) are copied, so `__proto__` in a line is an unknown key.
+    const values: Record<string, unknown> = {};
+    const errors: RowError[] = [];
+    for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
+      if (shape.isSystem(key)) {
+        notes.ignored.add(key);
+      } else if (!shape.get(key)) {
+        errors.push({ attribute: key, message: shape.unknown(key) });
+      } else {
+        values[key] = value;
+      }
+    }
+    errors.push(...shape.check(values, 'create'));
+    yield { line, text, values, errors };
+  }
+}
+
+/**
+ * CSV (csv-parse): the header row names the attributes. An unknown column is refused
+ * before any row is read, so before any write (issue 17 "Bad input"). An unquoted empty
+ * cell is "no value" (null); a quoted one (`""`) is the empty string — the distinction
+ * `records export` writes. A row with the wrong number of cells is that row's error; an
+ * unbalanced quote ends the file (everything after it would be one cell) and is fatal.
+ */
+async function* readCsv(input: Readable, shape: RecordShape, notes: ReadNotes): AsyncGenerator<SourceRow> {
+  const parser = input.pipe(
+    parseCsv({
+      info: true,
+      bom: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      cast: (value, context) => (value === '' && !context.quoting ? null : value),
+    }),
+  );
+  input.on('error', (err) => parser.destroy(err));
+  let header: (string | null)[] | undefined;
+  try {
+    for await (const item of parser as AsyncIterable<{ record: (string | null)[]; info: { lines: number } }>) {
+      const cells = item.record;
+      // A record ends on info.lines; a quoted cell with line breaks started it earlier.
+      const line = item.info.lines - cells.reduce((n, c) => n + (c === null ? 0 : countNewlines(c)), 0);
+      if (!header) {
+        header = cells;
+        checkHeader(header, shape, notes, line);
+        continue;
+      }
+      // The record as read, unambiguously (null and "" apart).
+      const text = JSON.stringify(cells);
+      if (cells.length !== header.length) {
+        yield { line, text, values: {}, errors: [{ message: `has ${cells.length} cells; the header has ${header.length}` }] };
+        continue;
+      }
+      const values: Record<string, unknown> = {};
+      const errors: RowError[] = [];
+      for (let i = 0; i < cells.length; i++) {
+        const name = header[i]!;
+        if (shape.isSystem(name)) continue;
+        const v = shape.fromCell(name, cells[i] ?? null);
+        if (v.ok) values[name] = v.value;
+        else errors.push({ attribute: name, column: i + 1, message: v.message });
+      }
+      // Every problem of the row: the type rules run on the cells that converted.
+      for (const e of shape.check(values, 'create')) {
+        if (errors.some((x) => x.attribute === e.attribute)) continue;
+        const i = e.attribute === undefined ? -1 : header.indexOf(e.attribute);
+        errors.push(i >= 0 ? { ...e, column: i + 1 } : e);
+      }
+      yield { line, text, values, errors };
+    }
+  } catch (err) {
+    const e = err as CsvError & { lines?: number };
+    if (typeof e.code === 'string' && e.code.startsWith('CSV_')) {
+      const unclosed = e.code === 'CSV_QUOTE_NOT_CLOSED';
+      throw new CliError(`malformed CSV at line ${e.lines ?? '?'}: ${unclosed ? 'a quoted cell is not closed' : e.message}`, {
+        hint: `${unclosed ? 'a quote opened on or before that line has no closing quote; ' : ''}batches sent before it stay imported, and a rerun of the fixed file does not write them again`,
+      });
+    }
+    throw err;
+  }
+  if (!header) throw new CliError('the CSV file is empty: it needs a header row naming the attributes');
+}
+
+function countNewlines(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+function checkHeader(header: (string | null)[], shape: RecordShape, notes: ReadNotes, line: number): void {
+  const seen = new Set<string>();
+  const problems: string[] = [];
+  header.forEach((name, i) => {
+    if (name === null || name === '') problems.push(`column ${i + 1} has no name`);
+    else if (seen.has(name)) problems.push(`column ${i + 1} repeats ${JSON.stringify(name)}`);
+    else if (shape.isSystem(name)) notes.ignored.add(name);
+    else if (!shape.get(name)) problems.push(`column ${i + 1}: ${shape.unknown(name)}`);
+    if (name) seen.add(name);
+  });
+  if (problems.length > 0) {
+    throw new CliError(`the CSV header (line ${line}) does not match object ${shape.name}: ${problems.join('; ')}. Nothing was imported.`, {
+      hint: `the header row names attributes of ${shape.name}: ${shape.attributes.map((a) => a.name).join(', ')}`,
+    });
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * The shapes Studio reads from the API (contract.md §3): the wire types the server and the
+ * SDK share (engine/model), imported as types only, so the page compiles against the same
+ * definitions and ships none of the server's code. The two below have no shared definition
+ * on this branch: a key as GET /keys lists it, and a hit of POST /search.
+ */
+import type { DocumentOut, FileOut, Owner, RecordOut, StoredAttribute, StoredObject, StoredView } from '../../model/stored.js';
+import type { Filter } from '../../model/filter.js';
+
+export type { DocumentOut, FileOut, Filter, Owner, RecordOut };
+export type ObjectInfo = StoredObject;
+export type Attribute = StoredAttribute;
+export type View = StoredView;
+
+export interface KeyOut {
+  id: string;
+  name: string;
+  role: string;
+  scopes: string[] | null;
+  createdAt?: string;
+  revokedAt?: string | null;
+  lastUsedAt?: string | null;
+}
+
+export interface SearchHit {
+  object: string;
+  id: string;
+  score: number;
+  snippet: string;
+  highlights: [number, number][];
+  attribute: string;
+}
+

@@ -1,0 +1,183 @@
+// `schemasync records import|export` (issue 17 "Performance"), against baselines in the same run:
+// 1. import 100,000 NDJSON records (5 typed attributes) through the CLI (a child process, the
+//    built bin) into a local `schemasync serve` (another child, --no-rate-limit) vs the raw
+//    better-sqlite3 loop over the same file: read it line by line, JSON.parse, INSERT in one
+//    transaction into the same STRICT columns (target: ≥ 0.5 of the raw loop's rows/s). The
+//    in-memory insert loop alone (rows already parsed) is printed too.
+// 2. the CLI's peak RSS importing a 1,000,000-row file (VmHWM of the child, sampled; target
+//    < 150 MB, i.e. flat: it streams).
+// 3. export 100,000 records (NDJSON and CSV) through the CLI: ≥ 50,000 rows/s.
+// BENCH_IMPORT_ROWS / BENCH_RSS_ROWS shrink the runs (checking the harness).
+import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+
+const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
+const RSS_ROWS = Number(process.env.BENCH_RSS_ROWS ?? 1_000_000);
+const root = new URL('../..', import.meta.url).pathname;
+const bin = join(root, 'bin', 'schemasync');
+const dir = mkdtempSync(join(tmpdir(), 'ss-bench-records-'));
+const failures = [];
+
+const attributes = [
+  { name: 'title', type: 'text', maxLength: 200 },
+  { name: 'amount', type: 'number', min: 0 },
+  { name: 'qty', type: 'integer' },
+  { name: 'won', type: 'boolean' },
+  { name: 'due', type: 'date' },
+];
+const row = (i) => ({ title: `Deal number ${i}`, amount: (i * 37) % 10000 + 0.5, qty: i % 1000, won: i % 3 === 0, due: `2024-${String((i % 12) + 1).padStart(2, '0')}-${String((i % 28) + 1).padStart(2, '0')}` });
+
+async function writeRows(path, n) {
+  const out = createWriteStream(path);
+  for (let i = 0; i < n; i += 10_000) {
+    const chunk = [];
+    for (let j = i; j < Math.min(n, i + 10_000); j++) chunk.push(JSON.stringify(row(j)));
+    if (!out.write(`${chunk.join('\n')}\n`)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+}
+
+/** The raw loop over the same file, into the same STRICT columns the store creates. */
+async function rawImport(file) {
+  const db = new Database(join(dir, 'raw.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec('CREATE TABLE r (id TEXT PRIMARY KEY, version INTEGER, created_at TEXT, updated_at TEXT, created_by TEXT, title TEXT, amount REAL, qty INTEGER, won INTEGER, due TEXT) STRICT');
+  const ins = db.prepare('INSERT INTO r VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const t0 = performance.now();
+  const rows = [];
+  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) if (line) rows.push(JSON.parse(line));
+  const t1 = performance.now();
+  const now = new Date().toISOString();
+  db.transaction(() => {
+    for (const r of rows) ins.run(randomUUID(), now, now, 'bench', r.title, r.amount, r.qty, r.won ? 1 : 0, r.due);
+  })();
+  const t2 = performance.now();
+  db.close();
+  return { total: t2 - t0, insertOnly: t2 - t1 };
+}
+
+function startServer(data) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'serve', '--data', data, '--port', '0', '--no-rate-limit', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (b) => {
+      out += b.toString();
+      const m = /listening on (http:\/\/\S+\/v1)/.exec(out);
+      if (m) resolve({ child, baseUrl: m[1], apiKey: JSON.parse(readFileSync(join(data, 'credentials.json'), 'utf8')).apiKey });
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
+  });
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (clock ticks of 1/100 s). */
+function cpuOf(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * Runs the CLI under /usr/bin/time; resolves with its wall time, its CPU time and peak RSS
+ * (getrusage of the child: exact, not sampled) and the CPU the server used meanwhile. On a
+ * shared 2-core machine wall time swings with the load, so the ratios are given on CPU time
+ * (what the work costs) as well as on wall time.
+ */
+function runCli(server, args) {
+  return new Promise((resolve, reject) => {
+    const stats = join(dir, `time-${Math.random().toString(36).slice(2)}.txt`);
+    const serverCpu0 = cpuOf(server.child.pid);
+    const t0 = performance.now();
+    const child = spawn('/usr/bin/time', ['-f', '%U %S %M', '-o', stats, process.execPath, bin, '--base-url', server.baseUrl, '--api-key', server.apiKey, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (b) => (out += b.toString()));
+    child.stderr.on('data', (b) => (err += b.toString()));
+    child.on('exit', (code) => {
+      const ms = performance.now() - t0;
+      if (code !== 0) return reject(new Error(`schemasync ${args.join(' ')} exited ${code}: ${err}`));
+      const [user, sys, maxKb] = readFileSync(stats, 'utf8').trim().split(/\s+/).slice(-3).map(Number);
+      resolve({ ms, cpuS: user + sys, serverCpuS: cpuOf(server.child.pid) - serverCpu0, peakMb: maxKb / 1024, out, err });
+    });
+  });
+}
+
+async function defineObject(server, name) {
+  const res = await fetch(`${server.baseUrl}/schema/objects`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, attributes }),
+  });
+  if (res.status !== 201) throw new Error(`create object: ${res.status} ${await res.text()}`);
+}
+
+const check = (label, ok, text) => {
+  console.log(`${label}: ${text} ${ok ? 'OK' : 'MISSED'}`);
+  if (!ok) failures.push(label);
+};
+
+try {
+  const file = join(dir, 'rows.ndjson');
+  await writeRows(file, ROWS);
+  console.log(`import ${ROWS.toLocaleString('en-US')} NDJSON records, 5 typed attributes (${(statSync(file).size / 1e6).toFixed(1)} MB)`);
+  const server = await startServer(join(dir, 'data'));
+  try {
+    // 1. import: best of two CLI runs (each into a fresh object) against the best of two raw runs.
+    const cli = [];
+    for (const name of ['item_a', 'item_b']) {
+      await defineObject(server, name);
+      cli.push(await runCli(server, ['records', 'import', name, file]));
+    }
+    const raw = [];
+    for (let i = 0; i < 2; i++) {
+      const c0 = process.cpuUsage();
+      const r = await rawImport(file);
+      const c = process.cpuUsage(c0);
+      raw.push({ ...r, cpuS: (c.user + c.system) / 1e6 });
+      for (const ext of ['', '-wal', '-shm']) rmSync(join(dir, `raw.db${ext}`), { force: true });
+    }
+    const best = (xs, f) => Math.min(...xs.map(f));
+    const cliMs = best(cli, (r) => r.ms);
+    const cliCpu = best(cli, (r) => r.cpuS + r.serverCpuS);
+    const rawMs = best(raw, (r) => r.total);
+    const rawCpu = best(raw, (r) => r.cpuS);
+    const insertMs = best(raw, (r) => r.insertOnly);
+    console.log(`CLI import (whole process: start, schema read, ${Math.ceil(ROWS / 1000)} bulk-create batches): wall ${cli.map((r) => r.ms.toFixed(0)).join(', ')} ms → ${Math.round((ROWS / cliMs) * 1000).toLocaleString('en-US')} rows/s; CPU CLI ${cli.map((r) => r.cpuS.toFixed(2)).join(', ')} s + server ${cli.map((r) => r.serverCpuS.toFixed(2)).join(', ')} s`);
+    console.log(`raw better-sqlite3 loop over the same file (read, parse, insert): wall ${raw.map((r) => r.total.toFixed(0)).join(', ')} ms (insert loop alone ${insertMs.toFixed(0)} ms); CPU ${raw.map((r) => r.cpuS.toFixed(2)).join(', ')} s`);
+    console.log(`import ratio on wall time: ${(rawMs / cliMs).toFixed(2)}× (vs the insert loop alone ${(insertMs / cliMs).toFixed(2)}×)`);
+    check('import ratio CLI / raw loop (CPU time: CLI + server vs raw)', rawCpu / cliCpu >= 0.5, `${(rawCpu / cliCpu).toFixed(2)}× (target ≥ 0.50×)`);
+
+    // 3. export the 100,000 records just imported.
+    for (const format of ['ndjson', 'csv']) {
+      const r = await runCli(server, ['records', 'export', 'item_a', '--out', `out-${format}.${format}`]);
+      const rate = (ROWS / r.ms) * 1000;
+      const cpuRate = ROWS / (r.cpuS + r.serverCpuS);
+      check(`export ${format}`, rate >= 50_000, `wall ${r.ms.toFixed(0)} ms → ${Math.round(rate).toLocaleString('en-US')} rows/s (target ≥ 50,000); CPU CLI ${r.cpuS.toFixed(2)} s + server ${r.serverCpuS.toFixed(2)} s → ${Math.round(cpuRate).toLocaleString('en-US')} rows per CPU second; peak RSS ${r.peakMb.toFixed(0)} MB`);
+    }
+
+    // 2. RSS over a 1,000,000-row file.
+    const big = join(dir, 'big.ndjson');
+    await writeRows(big, RSS_ROWS);
+    await defineObject(server, 'item_big');
+    const r = await runCli(server, ['records', 'import', 'item_big', big]);
+    console.log(`CLI import of ${RSS_ROWS.toLocaleString('en-US')} rows (${(statSync(big).size / 1e6).toFixed(0)} MB): ${(r.ms / 1000).toFixed(1)} s, ${Math.round((RSS_ROWS / r.ms) * 1000).toLocaleString('en-US')} rows/s`);
+    check('CLI peak RSS', r.peakMb < 150, `${r.peakMb.toFixed(0)} MB (target < 150 MB)`);
+  } finally {
+    server.child.removeAllListeners('exit');
+    server.child.kill('SIGTERM');
+    await once(server.child, 'exit');
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+if (failures.length > 0) {
+  console.log(`\n!!! MISSED: ${failures.join('; ')}`);
+  process.exit(1);
+}
