@@ -5,7 +5,7 @@ import type { Owner } from '../model/stored.js';
 import type { FilesEngine, UploadInput } from './sqlite/files.js';
 import type { SqliteStore } from './sqlite/core.js';
 import type { SqliteDriver } from './sqlite/driver.js';
-import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, IdempotentAnswer, PushOptions, Scope, SearchInput, Store } from './types.js';
+import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, IdempotentAnswer, PushOptions, Scope, SearchInput, Store, GlobalSearchInput } from './types.js';
 
 /** How a call reaches the core: through the connection's queue, or at once inside a transaction. */
 type Runner = <T>(fn: () => T) => Promise<T>;
@@ -87,6 +87,7 @@ export class QueuedStore implements Store {
   bulkUpdate = (object: string, items: BulkUpdateItem[], actor: Actor) => this.run(() => this.core.bulkUpdate(object, items, actor));
   bulkDelete = (object: string, ids: string[]) => this.run(() => this.core.bulkDelete(object, ids));
   search = (object: string, input: SearchInput) => this.run(() => this.core.search(object, input));
+  globalSearch = (input: GlobalSearchInput) => this.run(() => this.core.globalSearch(input));
 
   recallIdempotent = (scope: string, key: string, bodyHash: string) => this.run(() => this.core.recallIdempotent(scope, key, bodyHash));
   rememberIdempotent = (scope: string, key: string, bodyHash: string, answer: IdempotentAnswer) =>

@@ -66,6 +66,27 @@ export interface SearchPage {
   total?: number;
 }
 
+/** POST /search, GET /global-search (contract.md §3 "Cross-object search"). */
+export interface GlobalSearchInput {
+  query: string;
+  /** The objects to search, already cut to those the caller may read (null: all). */
+  objects: readonly string[] | null;
+  /** 1..100 (the route checks it). */
+  limit: number;
+}
+
+export interface GlobalSearchHit {
+  object: string;
+  id: string;
+  /** Higher is better (the negated bm25 rank). */
+  score: number;
+  /** Plain text around the best match; never markup. */
+  snippet: string;
+  /** [start, end) offsets of the matched terms in `snippet`. */
+  highlights: [number, number][];
+  attribute: string;
+}
+
 export interface BulkUpdateItem {
   id: string;
   version?: number;
@@ -137,6 +158,8 @@ export interface Store {
   bulkUpdate(object: string, items: BulkUpdateItem[], actor: Actor): Promise<RecordOut[]>;
   bulkDelete(object: string, ids: string[]): Promise<{ deleted: number }>;
   search(object: string, input: SearchInput): Promise<SearchPage>;
+  /** Full-text search across objects; a read, never a write (the index is kept by the writes). */
+  globalSearch(input: GlobalSearchInput): Promise<GlobalSearchHit[]>;
 
   /**
    * Idempotency (contract.md §3): the answer stored under (actor, key) if `bodyHash`

@@ -6,6 +6,7 @@ import type { Plan, Step, StepAction } from '../../plan/types.js';
 import { specOfStored } from './catalog.js';
 import { now } from './database.js';
 import { renameRecordTable } from './ddl.js';
+import { afterObjectRename, dropObjectTriggers } from './fulltext.js';
 import { dropRole, renameObjectInRoles, renameRole, upsertRole } from './roles.js';
 import type { SqliteStore } from './core.js';
 
@@ -37,6 +38,7 @@ const HANDLERS: { [A in StepAction]: Handler<A> } = {
   rename_object(step, ctx) {
     const { store } = ctx;
     const o = store.requireObject(step.from);
+    dropObjectTriggers(store.db, step.from);
     renameRecordTable(store.db, step.from, step.to);
     store.db.prepare('UPDATE _ss_objects SET name = ?, updated_at = ? WHERE id = ?').run(step.to, now(), o.id);
     // Links by name follow the rename: relation targets, views, roles, document slots.
@@ -47,6 +49,8 @@ const HANDLERS: { [A in StepAction]: Handler<A> } = {
     renameObjectInRoles(store.db, step.from, step.to);
     if (store.files) store.db.prepare('UPDATE _ss_documents SET object = ? WHERE object = ?').run(step.to, step.from);
     store.schemaChanged();
+    // The index follows in this transaction too (fulltext.ts: its rows and triggers name the object).
+    afterObjectRename(store.db, step.from, store.requireObject(step.to));
   },
   change_object(step, ctx) {
     const o = ctx.store.requireObject(step.object);

@@ -27,6 +27,8 @@ import { checkAttributeInput, mergeAttributePatch } from '../schema-input.js';
 import { checkPermissionObjects, checkRoleName, dropRole, findRole, listRoles, refuseBuiltin, refuseIfKeysHold, refuseSourceOwned, roleNotFound, upsertRole } from './roles.js';
 import { SourceHistory, type HistoryPage } from './history.js';
 import { searchRecords } from './search.js';
+import { afterAttributeChange, beforeSchemaChange, dropObjectIndex, ensureDocumentTriggers, ensureSearchIndex } from './fulltext.js';
+import { runFulltext } from './fulltext-query.js';
 import { checkRuntimeView, deleteRuntimeView, putRuntimeView, refuseIfViewsRead, renameAttributeInViews, viewNotFound } from './views.js';
 import type {
   Actor,
@@ -40,6 +42,8 @@ import type {
   SearchInput,
   SearchPage,
   Store,
+  GlobalSearchInput,
+  GlobalSearchHit,
 } from '../types.js';
 import { columnIndex, parseRecordBody, userAttributes, validationFailed, type ParsedRow } from './values.js';
 import { MAX_BULK, MAX_BULK_WRITE } from '../../model/limits.js';
@@ -49,6 +53,8 @@ export interface OpenStoreOptions {
   /** Folder for file bytes (contract.md §3 "Files"): default `<dir of path>/files`; false: no files API. */
   filesDir?: string | false;
   maxUploadBytes?: number;
+  /** Where the store says what it did on open (the search index rebuilt); default stderr. */
+  notice?: (line: string) => void;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -107,6 +113,20 @@ export class SqliteStore {
         serial: (fn) => this.driver.serial(fn),
       });
     }
+    this.openSearchIndex(options.notice ?? ((line) => process.stderr.write(`${line}\n`)));
+  }
+
+  /** Issue 17: the index is built on open only when missing or of an older layout, and says so. */
+  private openSearchIndex(notice: (line: string) => void): void {
+    writeTransaction(this.db, () => {
+      const objects = this.listObjects();
+      const records = objects.reduce((n, o) => n + this.countRecords(o.name), 0);
+      const had = this.meta("SELECT value FROM _ss_meta WHERE key = 'search_layout'").pluck().get() as string | undefined;
+      if (ensureSearchIndex(this.db, objects)) {
+        if (had !== undefined || records > 0) notice(`schemasync: search index rebuilt (${had === undefined ? 'missing' : `layout ${had} was older`}): ${records} records in ${objects.length} objects`);
+      } else ensureDocumentTriggers(this.db);
+    });
+    this.schemaChanged();
   }
 
   close(): void {
@@ -238,6 +258,7 @@ export class SqliteStore {
       syncIndex(this.db, name, attrId, s, true);
     });
     this.objectChanged(id);
+    afterAttributeChange(this.db, this.requireObject(name), undefined, undefined);
   }
 
   private insertAttributeRow(objectId: string, spec: AttributeSpec, position: number, owner: Owner, system: boolean): string {
@@ -293,6 +314,7 @@ export class SqliteStore {
 
   /** Inside a transaction: documents, meta rows and the table. */
   dropObjectNow(o: StoredObject): void {
+    dropObjectIndex(this.db, o.name);
     this.files?.deleteSchemaDocuments(o.name);
     this.meta('DELETE FROM _ss_attributes WHERE object_id = ?').run(o.id);
     this.meta('DELETE FROM _ss_objects WHERE id = ?').run(o.id);
@@ -330,6 +352,7 @@ export class SqliteStore {
     this.checkRelationTarget(spec, o.name);
     const position = intColumn(this.meta('SELECT COALESCE(MAX(position), 0) + 1 AS p FROM _ss_attributes WHERE object_id = ?').get(o.id), 'p');
     const attrId = this.insertAttributeRow(o.id, spec, position, owner, false);
+    beforeSchemaChange(this.db, o.name);
     addColumn(this.db, o.name, spec);
     this.objectChanged(o.id);
     // The new column is empty everywhere: every record takes the default, by the one backfill
@@ -338,6 +361,7 @@ export class SqliteStore {
     // the default is written above, so there is nothing left to backfill: refuse only
     this.refuseViolations(o.name, spec, spec);
     syncIndex(this.db, o.name, attrId, spec, true);
+    afterAttributeChange(this.db, this.requireObject(o.name), undefined, spec.name);
   }
 
   /**
@@ -388,6 +412,7 @@ export class SqliteStore {
     }
     this.checkRelationTarget(next, o.name);
     const backfill = options.refuse ? this.refuseViolations(o.name, current, next) : options.backfill === true;
+    beforeSchemaChange(this.db, o.name);
     if (next.name !== current.name) {
       renameColumn(this.db, o.name, current.name, next.name);
       renameAttributeInViews(this.db, o.name, current.name, next.name);
@@ -408,6 +433,7 @@ export class SqliteStore {
     const indexed = (x: AttributeSpec): string => (x.unique ? 'unique' : x.type === 'relation' ? 'plain' : 'none');
     if (needsRebuild || indexed(current) !== indexed(next)) syncIndex(this.db, o.name, a.id, next, needsRebuild);
     if (backfill) backfillDefault(this.db, o.name, next);
+    afterAttributeChange(this.db, this.requireObject(o.name), current.name, next.name);
   }
 
   deleteAttribute(object: string, attribute: string): void {
@@ -423,9 +449,11 @@ export class SqliteStore {
 
   dropAttributeNow(object: string, a: StoredAttribute): void {
     if (a.type === 'document') this.files?.deleteSchemaDocuments(object, a.name);
+    beforeSchemaChange(this.db, object);
     dropColumn(this.db, object, a.id, a.name);
     this.meta('DELETE FROM _ss_attributes WHERE id = ?').run(a.id);
     this.objectChanged(this.requireObject(object).id);
+    afterAttributeChange(this.db, this.requireObject(object), a.name, undefined);
   }
 
   // ------------------------------------------------------------------ records
@@ -786,6 +814,11 @@ export class SqliteStore {
   }
 
   // ------------------------------------------------------------------ idempotency, keys
+
+  /** A read: the index is current with every committed write (fulltext.ts says why). */
+  globalSearch(input: GlobalSearchInput): GlobalSearchHit[] {
+    return runFulltext(this.db, input);
+  }
 
   recallIdempotent(scope: string, key: string, bodyHash: string): IdempotentAnswer | undefined {
     return this.idempotency.recall(scope, key, bodyHash);
