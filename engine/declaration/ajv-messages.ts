@@ -146,6 +146,19 @@ export function translateAjvErrors(errors: readonly ErrorObject[], data: unknown
       case 'additionalProperties': {
         const key = String(p['additionalProperty']);
         const allowed = allowedKeys(kind, node);
+        // A field of another type (the per-type branch closes the mapping): say which types take it.
+        const type = kind === 'attribute' && isPlainObject(node) ? node['type'] : undefined;
+        if (isAttributeType(type) && ALL_FIELDS.includes(key)) {
+          push({
+            severity: 'error',
+            code: 'SCHEMA_VALIDATION_FAILED',
+            message: `${owner(path, opts)}: "${key}" does not apply to a ${type} attribute (it applies to ${typesWithField(key).join(', ')})`,
+            path: [...path, key],
+            on: 'key',
+            fix: `Remove "${key}" or change the type.`,
+          });
+          break;
+        }
         const suggestion = closest(key, allowed);
         const where = kind === 'top' ? 'A declaration file' : owner(path, opts);
         push({

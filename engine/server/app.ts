@@ -17,6 +17,8 @@ import { recordRoutes } from './routes/records.js';
 import { schemaRoutes } from './routes/schema.js';
 import { sourceRoutes } from './routes/sources.js';
 import { parseJsonBody } from './json-body.js';
+import { openapiOptions } from './openapi.js';
+import { openapiSchema } from './schemas/admin.js';
 import { isUuid, validatorCompiler } from './validation.js';
 
 export interface CreateServerOptions {
@@ -176,22 +178,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     sendError(new ServiceError('ROUTE_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`), request, reply),
   );
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'schemasync local server',
-        version: '1',
-        description: 'The Records and Schema service interface as served by `schemasync serve` (contract.md §3).',
-      },
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer' },
-          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-        },
-      },
-    },
-  });
+  await app.register(swagger, openapiOptions);
 
   await app.register(
     async (v1) => {
@@ -205,7 +192,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
       await v1.register(fileRoutes, deps);
       v1.get(
         '/openapi.json',
-        { schema: { tags: ['health'], summary: 'This OpenAPI 3.1 document' }, config: { public: true } },
+        { schema: openapiSchema, config: { public: true } },
         async () => app.swagger(),
       );
     },

@@ -3,6 +3,7 @@ import { ServiceError, isErrorCode, type ErrorCode } from '../../errors.js';
 import type { AllowDestructive } from '../../plan/types.js';
 import type { PushOptions } from '../../store/types.js';
 import { parseIfMatch, type RouteDeps } from '../context.js';
+import { isPlainObject } from '../../declaration/diagnostic.js';
 import { DeclarationCheck } from '../declaration-cache.js';
 import { ok } from '../envelope.js';
 import * as s from '../schemas/admin.js';
@@ -40,27 +41,38 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
     Params: { id: string };
     Headers: { 'if-match'?: string };
     Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive };
-  }>('/schema/sources/:id', { schema: s.pushSourceSchema, config: { action: 'schema:write' } }, async (request) => {
-    const body = request.body;
-    const raw = { objects: {}, views: {}, ...(body.declaration as object) };
-    const result = check.validate(request.params.id, raw);
-    const errors = result.diagnostics.filter((d) => d.severity === 'error');
-    if (!result.value || errors.length > 0) {
-      const named = errors.find((d) => isErrorCode(d.code) && NAME_CODES.includes(d.code));
-      const code: ErrorCode = named?.code && isErrorCode(named.code) ? named.code : 'SCHEMA_VALIDATION_FAILED';
-      const first = named ?? errors[0];
-      throw new ServiceError(code, first ? `Declaration is invalid: ${first.message}` : 'Declaration is invalid', {
-        errors: errors.map((d) => ({
-          path: ['declaration', ...d.path],
-          message: d.suggestion ? `${d.message} (did you mean "${d.suggestion}"?)` : d.message,
-        })),
-      });
-    }
-    // The body is parsed per request and never changed after: the store may keep it.
-    const options: PushOptions = { dryRun: body.dryRun === true, handOver: true };
-    if (body.allowDestructive !== undefined) options.allowDestructive = body.allowDestructive;
-    const ifMatch = parseIfMatch(request.headers['if-match']);
-    if (typeof ifMatch === 'number') options.ifMatch = ifMatch;
-    return ok(store.pushSource(request.params.id, result.value, options));
-  });
+  }>(
+    '/schema/sources/:id',
+    // The route schema types the declaration for openapi.json (declarationShapeSchema); its
+    // failure is held back so validateDeclaration answers first, with the spec's name codes
+    // and did-you-mean suggestions (contract.md §3: "a declaration that fails validation is
+    // 400 first, with the spec's name codes"). The shape is never stricter than that check.
+    { schema: s.pushSourceSchema, config: { action: 'schema:write' }, attachValidation: true },
+    async (request) => {
+      const body = request.body;
+      if (request.validationError && !isPlainObject(body?.declaration)) throw request.validationError;
+      const raw = { objects: {}, views: {}, ...(body.declaration as object) };
+      const result = check.validate(request.params.id, raw);
+      const errors = result.diagnostics.filter((d) => d.severity === 'error');
+      if (!result.value || errors.length > 0) {
+        const named = errors.find((d) => isErrorCode(d.code) && NAME_CODES.includes(d.code));
+        const code: ErrorCode = named?.code && isErrorCode(named.code) ? named.code : 'SCHEMA_VALIDATION_FAILED';
+        const first = named ?? errors[0];
+        throw new ServiceError(code, first ? `Declaration is invalid: ${first.message}` : 'Declaration is invalid', {
+          errors: errors.map((d) => ({
+            path: ['declaration', ...d.path],
+            message: d.suggestion ? `${d.message} (did you mean "${d.suggestion}"?)` : d.message,
+          })),
+        });
+      }
+      // Anything else the route schema refused (dryRun: "yes", a malformed if-match).
+      if (request.validationError) throw request.validationError;
+      // The body is parsed per request and never changed after: the store may keep it.
+      const options: PushOptions = { dryRun: body.dryRun === true, handOver: true };
+      if (body.allowDestructive !== undefined) options.allowDestructive = body.allowDestructive;
+      const ifMatch = parseIfMatch(request.headers['if-match']);
+      if (typeof ifMatch === 'number') options.ifMatch = ifMatch;
+      return ok(store.pushSource(request.params.id, result.value, options));
+    },
+  );
 }

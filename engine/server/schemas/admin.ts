@@ -1,5 +1,6 @@
+import { FILTER_SCHEMA, SORT_ITEM_SCHEMA, declarationShapeSchema } from '../../declaration/json-schema.js';
 import { SCOPES } from '../../store/types.js';
-import { IF_MATCH_PATTERN, deletedIdSchema, idParam, ownerSchema, responses, securityRequired } from './common.js';
+import { IF_MATCH_PATTERN, deletedIdSchema, errorResponses, idParam, ownerSchema, responses, securityRequired } from './common.js';
 
 /** Keys, views, sources and health (contract.md §3 "Roles, keys, views", "Schema"). */
 const scopes = { type: ['array', 'null'], uniqueItems: true, items: { type: 'string', enum: [...SCOPES] } } as const;
@@ -19,6 +20,7 @@ const keyOut = {
 } as const;
 
 export const createKeySchema = {
+  operationId: 'createKey',
   tags: ['keys'], security: securityRequired, summary: 'Create an API key (the secret is shown this once)',
   body: {
     type: 'object',
@@ -38,11 +40,13 @@ export const createKeySchema = {
 };
 
 export const listKeysSchema = {
+  operationId: 'listKeys',
   tags: ['keys'], security: securityRequired, summary: 'List API keys (never their secrets)',
   response: responses(200, { type: 'array', items: keyOut }, { list: true }),
 };
 
 export const revokeKeySchema = {
+  operationId: 'revokeKey',
   tags: ['keys'], security: securityRequired, summary: 'Revoke an API key (not the last owner key)',
   params: idParam('id', 'the key id'),
   response: responses(200, deletedIdSchema),
@@ -57,35 +61,30 @@ const viewOut = {
     object: { type: 'string' },
     label: { type: 'string' },
     description: { type: 'string' },
-    filter: { type: 'object' },
-    sort: { type: 'array', items: { type: 'object' } },
+    filter: FILTER_SCHEMA,
+    sort: { type: 'array', items: SORT_ITEM_SCHEMA },
     columns: { type: 'array', items: { type: 'string' } },
     owner: ownerSchema,
   },
 } as const;
 
 export const listViewsSchema = {
+  operationId: 'listViews',
   tags: ['views'], security: securityRequired, summary: 'List views',
   response: responses(200, { type: 'array', items: viewOut }, { list: true }),
 };
 
 export const getViewSchema = {
+  operationId: 'getView',
   tags: ['views'], security: securityRequired, summary: 'Get a view by name',
   params: idParam('name', 'the view name'),
   response: responses(200, viewOut),
 };
 
-const declaration = {
-  type: 'object',
-  description: 'The declaration, shaped like the YAML: objects keyed by name (attributes keyed by name), views keyed by name.',
-  additionalProperties: false,
-  properties: {
-    objects: { type: 'object', additionalProperties: { type: 'object' } },
-    views: { type: 'object', additionalProperties: { type: 'object' } },
-  },
-} as const;
+const declaration = declarationShapeSchema();
 
 export const getSourceSchema = {
+  operationId: 'getSource',
   tags: ['sources'], security: securityRequired, summary: 'Get a schema source: last pushed declaration, version, owned objects and views',
   params: idParam('id', 'the schema source id'),
   response: responses(200, {
@@ -103,6 +102,7 @@ export const getSourceSchema = {
 };
 
 export const pushSourceSchema = {
+  operationId: 'pushSource',
   tags: ['sources'], security: securityRequired,
   summary: 'Push a whole declaration: plan, refuse conflicts and unapproved data loss, apply in one transaction (not rate limited)',
   params: idParam('id', 'the schema source id'),
@@ -138,10 +138,20 @@ export const pushSourceSchema = {
 };
 
 export const healthSchema = {
-  tags: ['health'], summary: 'Liveness; no key needed, not rate limited',
+  operationId: 'getHealth',
+  tags: ['health'], security: [], summary: 'Liveness; no key needed, not rate limited',
   response: responses(200, {
     type: 'object',
     required: ['status'],
     properties: { status: { type: 'string', const: 'ok' }, version: { type: 'string' } },
   }),
+};
+
+export const openapiSchema = {
+  operationId: 'getOpenApi',
+  tags: ['health'], security: [], summary: 'This OpenAPI 3.1 document (no key needed)',
+  response: {
+    200: { type: 'object', description: 'The OpenAPI document', additionalProperties: true, properties: { openapi: { type: 'string' } } },
+    ...errorResponses,
+  },
 };
