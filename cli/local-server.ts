@@ -1,4 +1,5 @@
 import { startLocalServer, type CreatedKeyReason, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
+import { parseCorsOrigins, type CorsOrigins } from '../engine/server/cors.js';
 import { CliError } from './errors.js';
 
 /**
@@ -87,4 +88,12 @@ export async function stopServer(server: LocalServer, signals: StopSignals, onFo
     done = true;
     signals.dispose();
   }
+}
+
+/** `--cors <origin,...>` of serve and dev (contract.md §3): undefined keeps the default (this machine's pages). */
+export function corsOrigins(value: string | undefined): CorsOrigins | undefined {
+  if (value === undefined) return undefined;
+  const parsed = parseCorsOrigins(value);
+  if ('problem' in parsed) throw new CliError(`--cors: ${parsed.problem}`, { hint: "Pass --cors '*' to allow any origin." });
+  return parsed.origins;
 }

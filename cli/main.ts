@@ -151,6 +151,7 @@ const serveOptions = (cmd: Command): Command =>
     .option('--port <port>', 'port to listen on', '4400')
     .option('--data <dir>', 'folder for the SQLite database and files', '.schemasync')
     .option('--no-rate-limit', 'turn off the per-IP rate limits')
+    .option('--cors <origins>', "origins whose pages may call the server, comma-separated, or '*' for any (default: http://localhost and http://127.0.0.1, any port)")
     .option('--quiet', 'no request log');
 
 serveOptions(program.command('serve').description('run the bundled local server')).action(action(() => import('./commands/serve.js')));

@@ -3,7 +3,7 @@ import { readCredentials } from '../../engine/server/local.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { configPathOf, sameUrl } from '../instance.js';
-import { catchStopSignals, keyReasonLine, startServer, stopServer } from '../local-server.js';
+import { catchStopSignals, corsOrigins, keyReasonLine, startServer, stopServer } from '../local-server.js';
 import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, usualInstance } from '../watch-session.js';
 
 /**
@@ -16,6 +16,8 @@ export interface DevOptions {
   port: string;
   data: string;
   rateLimit: boolean;
+  /** --cors: `*` or origins, comma-separated */
+  cors?: string;
   quiet?: boolean;
   allowDestructive?: string | boolean;
   debounce?: string;
@@ -28,6 +30,7 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
     throw new CliError(`--port must be a whole number from 0 to 65535, got "${ctx.options.port}"`);
   }
   const debounceMs = parseDebounce(ctx.options.debounce);
+  const cors = corsOrigins(ctx.options.cors);
   const allowDestructive = parseAllowDestructive(ctx.options.allowDestructive);
   const configPath = configPathOf(ctx);
   // The data folder sits next to schemasync.yaml (unless absolute), where the other
@@ -38,7 +41,7 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
   const signals = catchStopSignals();
   let server;
   try {
-    server = await startServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false, logger: false });
+    server = await startServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false, logger: false, ...(cors ? { cors } : {}) });
   } catch (err) {
     signals.dispose();
     throw err;

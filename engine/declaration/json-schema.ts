@@ -15,7 +15,7 @@ export const PROJECT_SCHEMA_ID = 'https://schemasync.dev/schemas/project.schema.
 export const SOURCE_ID_PATTERN_SOURCE = '^[a-z][a-z0-9_-]{0,62}$';
 
 const COMMON_FIELDS: Record<string, JsonSchema> = {
-  type: { enum: [...ATTRIBUTE_TYPES], description: 'The attribute type.' },
+  type: { type: 'string', enum: [...ATTRIBUTE_TYPES], description: 'The attribute type.' },
   label: { type: 'string', description: 'Human-readable name.' },
   description: { type: 'string', description: 'What the attribute holds, for people reading the schema.' },
   required: { type: 'boolean', description: 'Every record must have a value.' },

@@ -1,3 +1,4 @@
+import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { randomUUID } from 'node:crypto';
@@ -7,6 +8,7 @@ import type { Store } from '../store/types.js';
 import { AuthCache, authenticate } from './auth.js';
 import { answerClientError } from './client-error.js';
 import './context.js';
+import { corsOptions, type CorsOrigins } from './cors.js';
 import { sendError } from './envelope.js';
 import { requirePermission } from './permissions.js';
 import { RateLimiter, bucketFor, type RateLimiterOptions } from './rate-limit.js';
@@ -33,6 +35,8 @@ export interface CreateServerOptions {
   bodyLimit?: number;
   /** Longest a request may take to arrive, in ms (408 SCHEMA_TIMEOUT beyond); and how often that is checked (tests). */
   requestTimeout?: { ms: number; checkEveryMs?: number };
+  /** Origins whose pages may call the server (cors.ts); default: http://localhost and http://127.0.0.1, any port. */
+  cors?: CorsOrigins;
 }
 
 /**
@@ -120,6 +124,9 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   app.decorateRequest('actor', null);
+  // Before the hooks below: a preflight carries no key (browsers never send one), so it is
+  // answered here, ahead of authentication (contract.md §3 "CORS").
+  await app.register(cors, corsOptions(options.cors));
   const authCache = new AuthCache(options.now);
   const limiter =
     options.rateLimit === false

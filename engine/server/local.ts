@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { openStore as openSqliteStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { createServer } from './app.js';
+import type { CorsOrigins } from './cors.js';
 
 /**
  * The reusable part of `schemasync serve` (and `schemasync dev`): open the store in a data
@@ -19,6 +20,8 @@ export interface LocalServerOptions {
   host?: string;
   port?: number;
   rateLimit?: boolean;
+  /** Origins whose pages may call the server (engine/server/cors.ts); default: this machine's. */
+  cors?: CorsOrigins;
   logger?: FastifyServerOptions['logger'];
   /** How to open the database (default: the SQLite store of engine/store); tests inject one. */
   openStore?: (options: { path: string }) => Store;
@@ -86,7 +89,12 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   }
   let app: FastifyInstance;
   try {
-    app = await createServer({ store, logger: options.logger ?? false, rateLimit: options.rateLimit ?? true });
+    app = await createServer({
+      store,
+      logger: options.logger ?? false,
+      rateLimit: options.rateLimit ?? true,
+      ...(options.cors ? { cors: options.cors } : {}),
+    });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 4400 });
   } catch (err) {
     store.close();

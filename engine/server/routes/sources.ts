@@ -3,7 +3,6 @@ import { ServiceError, isErrorCode, type ErrorCode } from '../../errors.js';
 import type { AllowDestructive } from '../../plan/types.js';
 import type { PushOptions } from '../../store/types.js';
 import { parseIfMatch, type RouteDeps } from '../context.js';
-import { isPlainObject } from '../../declaration/diagnostic.js';
 import { DeclarationCheck } from '../declaration-cache.js';
 import { ok } from '../envelope.js';
 import * as s from '../schemas/admin.js';
@@ -16,6 +15,12 @@ const NAME_CODES: readonly ErrorCode[] = ['SCHEMA_INVALID_OBJECT_NAME', 'SCHEMA_
  * (400, with the spec's name codes), then hands it to the store, which plans, refuses in
  * the contract's order and applies in one transaction. Exempt from rate limits (Limits rule 1).
  */
+/** Whether every schema failure lies inside one object or view of the declaration (`/declaration/objects/deal/…`). */
+function onlyInsideDeclaration(error: { validation?: { instancePath?: string }[] }): boolean {
+  const failures = error.validation ?? [];
+  return failures.length > 0 && failures.every((f) => /^\/declaration\/(objects|views)\/[^/]+/.test(f.instancePath ?? ''));
+}
+
 export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): Promise<void> {
   const check = new DeclarationCheck();
   app.get<{ Params: { id: string } }>(
@@ -43,14 +48,16 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
     Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive };
   }>(
     '/schema/sources/:id',
-    // The route schema types the declaration for openapi.json (declarationShapeSchema); its
-    // failure is held back so validateDeclaration answers first, with the spec's name codes
-    // and did-you-mean suggestions (contract.md §3: "a declaration that fails validation is
-    // 400 first, with the spec's name codes"). The shape is never stricter than that check.
+    // The route schema types the declaration for openapi.json (declarationShapeSchema). A
+    // failure inside an object or view is held back so validateDeclaration answers first,
+    // with the spec's name codes and did-you-mean suggestions (contract.md §3: "a declaration
+    // that fails validation is 400 first, with the spec's name codes"); the shape is never
+    // stricter than that check. A body that is not { declaration: { objects, views } } is
+    // the plain 400 Validation failed, as before.
     { schema: s.pushSourceSchema, config: { action: 'schema:write' }, attachValidation: true },
     async (request) => {
       const body = request.body;
-      if (request.validationError && !isPlainObject(body?.declaration)) throw request.validationError;
+      if (request.validationError && !onlyInsideDeclaration(request.validationError)) throw request.validationError;
       const raw = { objects: {}, views: {}, ...(body.declaration as object) };
       const result = check.validate(request.params.id, raw);
       const errors = result.diagnostics.filter((d) => d.severity === 'error');
