@@ -172,23 +172,10 @@ export function translateAjvErrors(errors: readonly ErrorObject[], data: unknown
         });
         break;
       }
-      case 'propertyNames': {
-        // Bad object/attribute/view names are reported by rules.ts with the spec codes;
-        // here only a field that exists but not for this attribute's type.
-        if (kind !== 'attribute') break;
-        const key = String(p['propertyName']);
-        if (!ALL_FIELDS.includes(key)) break; // additionalProperties reported it
-        const type = isPlainObject(node) ? String(node['type']) : '?';
-        push({
-          severity: 'error',
-          code: 'SCHEMA_VALIDATION_FAILED',
-          message: `${owner(path, opts)}: "${key}" does not apply to a ${type} attribute (it applies to ${typesWithField(key).join(', ')})`,
-          path: [...path, key],
-          on: 'key',
-          fix: `Remove "${key}" or change the type.`,
-        });
+      case 'propertyNames':
+        // Bad object/attribute/view names (reserved and system names included) are reported
+        // by rules.ts with the spec's codes.
         break;
-      }
       case 'required': {
         const missing = String(p['missingProperty']);
         let message: string;
