@@ -172,6 +172,10 @@ export function translateAjvErrors(errors: readonly ErrorObject[], data: unknown
         });
         break;
       }
+      case 'const':
+        // Only `unique: false` on a type without unique (json, document, …): rules.ts says
+        // it in words ("unique" is not available for json attributes).
+        break;
       case 'propertyNames':
         // Bad object/attribute/view names (reserved and system names included) are reported
         // by rules.ts with the spec's codes.

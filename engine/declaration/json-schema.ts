@@ -51,6 +51,7 @@ function fieldsFor(t: AttributeType): Record<string, JsonSchema> {
     ...COMMON_FIELDS,
     type: { const: t, description: `The attribute type: ${TYPES[t].noun}.` },
     default: { ...TYPES[t].valueSchema, description: COMMON_FIELDS['default']!['description'] },
+    ...(TYPES[t].uniqueAllowed ? {} : { unique: { const: false, description: `Not available for ${t} attributes.` } }),
     ...TYPES[t].fields,
   };
 }
