@@ -4,6 +4,7 @@ import type { AttributeTypeDef } from './type-def.js';
 export const json: AttributeTypeDef = {
   type: 'json',
   noun: 'any JSON value',
+  valueSchema: {},
   fields: {},
   uniqueAllowed: false,
   column: 'TEXT',
