@@ -22,6 +22,7 @@ import { healthRoutes } from './routes/health.js';
 import { recordRoutes } from './routes/records.js';
 import { roleRoutes } from './routes/roles.js';
 import { schemaRoutes } from './routes/schema.js';
+import { searchRoutes } from './routes/search.js';
 import { sourceRoutes } from './routes/sources.js';
 import { studioRoutes, type StudioOptions } from './studio.js';
 import { parseJsonBody } from './json-body.js';
@@ -216,6 +217,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
       await v1.register(schemaRoutes, deps);
       await v1.register(sourceRoutes, deps);
       await v1.register(recordRoutes, deps);
+      await v1.register(searchRoutes, deps);
       await v1.register(adminRoutes, deps);
       await v1.register(roleRoutes, deps);
       // Files and documents (issue 5); multipart parsing is registered inside, for these routes only.

@@ -84,7 +84,7 @@ function textExpr(a: AttributeSpec, row: string): string {
 }
 
 /** Trigger names derive from the table's (validated) name, so one object has one set. */
-const triggerIdent = (object: string, event: string): string => sqlIdent(`_ss_search_${event}_r_${object}`);
+const triggerIdent = (object: string, event: string): string => `"_ss_search_${event}_${tableIdent(object).slice(1)}`;
 
 /** One INSERT … SELECT per text-like attribute of `o`, reading the row `row` (NEW in a trigger). */
 function insertRows(o: StoredObject, attrs: readonly AttributeSpec[], row: string, from: string): string[] {
@@ -171,7 +171,7 @@ function rebuildSearchIndex(db: Db, objects: Iterable<StoredObject>): void {
     type: string;
     name: string;
   }[];
-  for (const t of old.filter((x) => x.type === 'trigger')) db.exec(`DROP TRIGGER IF EXISTS ${sqlIdent(t.name)}`);
+  for (const t of old.filter((x) => x.type === 'trigger')) db.exec(`DROP TRIGGER IF EXISTS "${t.name.replaceAll('"', '""')}"`);
   db.exec('DROP TABLE IF EXISTS _ss_fts');
   db.exec('DROP TABLE IF EXISTS _ss_search');
   db.exec(TABLES_SQL);

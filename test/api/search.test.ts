@@ -1,0 +1,244 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError, startTestServer, type TestServer } from './helpers.js';
+import { mulberry32 } from '../support/random.js';
+
+// Cross-object search (contract.md §3 "Cross-object search", issue 17): a real server on
+// 127.0.0.1 over a real SQLite file.
+
+interface Hit {
+  object: string;
+  id: string;
+  score: number;
+  snippet: string;
+  highlights: [number, number][];
+  attribute: string;
+}
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+  await s.defineObject('company', [
+    { name: 'name', type: 'text' },
+    { name: 'site', type: 'url' },
+    { name: 'tags', type: 'multiselect', options: ['partner', 'prospect'] },
+    { name: 'size', type: 'number' },
+  ]);
+  await s.defineObject('contact', [
+    { name: 'full_name', type: 'text' },
+    { name: 'email', type: 'email' },
+    { name: 'notes', type: 'text' },
+  ]);
+});
+afterAll(async () => s.close());
+
+async function create(object: string, values: Record<string, unknown>): Promise<string> {
+  const r = await s.call('POST', `/records/${object}`, { body: values });
+  expect(r.status, r.text).toBe(201);
+  return r.body.data.id as string;
+}
+
+async function search(query: string, extra: Record<string, unknown> = {}, key?: string): Promise<Hit[]> {
+  const r = await s.call('POST', '/search', { body: { query, ...extra }, ...(key ? { key } : {}) });
+  expect(r.status, r.text).toBe(200);
+  return r.body.data as Hit[];
+}
+
+const ids = (hits: Hit[]): string[] => hits.map((h) => h.id);
+
+describe('POST /search and GET /global-search', () => {
+  it('ranks best first, matches by prefix, phrases exactly, and folds case and accents', async () => {
+    const acme = await create('company', { name: 'Acme Corporation', site: 'https://acme.example' });
+    const once = await create('contact', { full_name: 'Zoë Ångström', notes: 'met someone from acme at the fair, long meeting about nothing in particular' });
+    const crepe = await create('company', { name: 'Crème Brûlée Café' });
+
+    const hits = await search('acme');
+    expect(ids(hits)).toEqual([acme, once]);
+    expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+
+    expect(ids(await search('acm'))).toContain(acme); // prefix
+    expect(ids(await search('ACME corp'))).toEqual([acme]); // case, every word must match
+    expect(ids(await search('creme brulee'))).toEqual([crepe]); // accents folded
+    expect(ids(await search('zoe angstrom'))).toEqual([once]);
+    expect(ids(await search('"brûlée café"'))).toEqual([crepe]); // phrase
+    expect(await search('"café brûlée"')).toEqual([]); // phrase order matters
+    expect(await search('"crèm brûlée"')).toEqual([]); // a phrase is not a prefix
+
+    const g = await s.call('GET', `/global-search?q=${encodeURIComponent('acme')}&limit=1`);
+    expect(g.status).toBe(200);
+    expect(ids(g.body.data)).toEqual([acme]);
+  });
+
+  it('answers plain snippets whose highlights point at the matched words', async () => {
+    await create('contact', { full_name: 'Hélène <b>Dupont</b>', notes: 'x '.repeat(200) + 'Dupont once more, dupont' });
+    const hits = await search('dupont', { objects: ['contact'] });
+    expect(hits.length).toBe(1);
+    const h = hits[0]!;
+    expect(h.highlights.length).toBeGreaterThan(0);
+    for (const [a, b] of h.highlights) expect(h.snippet.slice(a, b).toLowerCase()).toBe('dupont');
+    // The text is returned as text: the record's own "<b>" stays, no markup is added.
+    expect(h.snippet).toContain('<b>Dupont</b>');
+    const accents = (await search('helene', { objects: ['contact'] }))[0]!;
+    const [a, b] = accents.highlights[0]!;
+    expect(accents.snippet.slice(a, b)).toBe('Hélène');
+  });
+
+  it('indexes select and multiselect options and url/email values', async () => {
+    const id = await create('company', { name: 'Optionco', tags: ['partner'] });
+    expect((await search('partner')).map((h) => [h.id, h.attribute])).toContainEqual([id, 'tags']);
+    const mail = await create('contact', { full_name: 'Mail Person', email: 'quentin@mailbox.example' });
+    expect(ids(await search('quentin'))).toContain(mail);
+  });
+
+  it('finds a write at once: create, update, delete and the bulk routes', async () => {
+    const id = await create('company', { name: 'Brandnewco' });
+    expect(ids(await search('brandnewco'))).toEqual([id]);
+    const up = await s.call('PUT', `/records/company/${id}`, { body: { name: 'Renamedco' }, headers: { 'if-match': '*' } });
+    expect(up.status).toBe(200);
+    expect(await search('brandnewco')).toEqual([]);
+    expect(ids(await search('renamedco'))).toEqual([id]);
+    // An update of a number leaves the text found.
+    await s.call('PUT', `/records/company/${id}`, { body: { size: 3 }, headers: { 'if-match': '*' } });
+    expect(ids(await search('renamedco'))).toEqual([id]);
+    expect((await s.call('DELETE', `/records/company/${id}`)).status).toBe(200);
+    expect(await search('renamedco')).toEqual([]);
+
+    const bulk = await s.call('POST', '/records/company/bulk-create', { body: { records: [{ name: 'Bulkone' }, { name: 'Bulktwo' }] } });
+    expect(bulk.status).toBe(201);
+    const [one, two] = bulk.body.data.records.map((r: { id: string }) => r.id);
+    expect(ids(await search('bulkone'))).toEqual([one]);
+    const bu = await s.call('POST', '/records/company/bulk-update', { body: { records: [{ id: two, values: { name: 'Bulkthree' } }] } });
+    expect(bu.status).toBe(200);
+    expect(await search('bulktwo')).toEqual([]);
+    expect(ids(await search('bulkthree'))).toEqual([two]);
+    expect((await s.call('POST', '/records/company/bulk-delete', { body: { ids: [one, two] } })).status).toBe(200);
+    expect(await search('bulkone')).toEqual([]);
+    expect(await search('bulkthree')).toEqual([]);
+  });
+
+  it('a refused write leaves the index as it was', async () => {
+    await s.defineObject('uniq', [{ name: 'code', type: 'text', unique: true }]);
+    await create('uniq', { code: 'Solo' });
+    const bulk = await s.call('POST', '/records/uniq/bulk-create', { body: { records: [{ code: 'Fresh' }, { code: 'Solo' }] } });
+    expect(bulk.status).toBe(400);
+    expect(await search('fresh')).toEqual([]);
+  });
+
+  it('follows schema changes: rename, type change, drop attribute, drop object', async () => {
+    await s.defineObject('gadget', [{ name: 'label', type: 'text' }, { name: 'code', type: 'number' }]);
+    const id = await create('gadget', { label: 'Sprocket', code: 42 });
+    const attrs = (await s.call('GET', '/schema/objects/gadget')).body.data.attributes as { id: string; name: string }[];
+    const label = attrs.find((a) => a.name === 'label')!;
+    const code = attrs.find((a) => a.name === 'code')!;
+
+    expect((await s.call('PUT', `/schema/objects/gadget/attributes/${label.id}`, { body: { name: 'title' } })).status).toBe(200);
+    expect((await search('sprocket')).map((h) => [h.id, h.attribute])).toEqual([[id, 'title']]);
+    // Written after the rename: the triggers name the new column.
+    const later = await create('gadget', { title: 'Sprocketeer' });
+    expect(ids(await search('sprocket')).sort()).toEqual([id, later].sort());
+
+    // number → text: the converted values become searchable.
+    const t = await s.call('PUT', `/schema/objects/gadget/attributes/${code.id}`, { body: { type: 'text' } });
+    expect(t.status, t.text).toBe(200);
+    expect(ids(await search('42'))).toEqual([id]);
+
+    // An attribute added with a default is indexed with it.
+    const added = await s.call('POST', '/schema/objects/gadget/attributes', { body: { name: 'maker', type: 'text', default: 'Widgetworks' } });
+    expect(added.status, added.text).toBe(201);
+    expect(ids(await search('widgetworks')).sort()).toEqual([id, later].sort());
+
+    expect((await s.call('DELETE', `/schema/objects/gadget/attributes/${label.id}`)).status).toBe(200);
+    expect(await search('sprocket')).toEqual([]);
+    expect(ids(await search('42'))).toEqual([id]);
+
+    expect((await s.call('DELETE', '/schema/objects/gadget?force=true')).status).toBe(200);
+    expect(await search('42')).toEqual([]);
+    expect(await search('widgetworks')).toEqual([]);
+  });
+
+  it('follows a renamed object in a push', async () => {
+    const decl = (name: string, renamedFrom?: string) => ({
+      declaration: { objects: { [name]: { ...(renamedFrom ? { renamedFrom } : {}), attributes: { label: { type: 'text' } } } }, views: {} },
+    });
+    expect((await s.call('PUT', '/schema/sources/inv', { body: decl('widget') })).status).toBe(200);
+    const id = await create('widget', { label: 'Doohickey' });
+    const r = await s.call('PUT', '/schema/sources/inv', { body: decl('gizmo', 'widget') });
+    expect(r.status, r.text).toBe(200);
+    expect((await search('doohickey')).map((h) => [h.object, h.id])).toEqual([['gizmo', id]]);
+    const after = await create('gizmo', { label: 'Doohickeys' });
+    expect(ids(await search('doohickey')).sort()).toEqual([id, after].sort());
+  });
+
+  it('finds document titles, and follows their rename and delete', async () => {
+    await s.defineObject('deal', [{ name: 'title', type: 'text' }, { name: 'contract', type: 'document' }]);
+    const deal = await create('deal', { title: 'Big deal' });
+    const form = new FormData();
+    form.append('file', new Blob(['%PDF-1.4'], { type: 'application/pdf' }), 'c.pdf');
+    form.append('title', 'Signed Zanzibar agreement');
+    const up = await fetch(`${s.base}/upload/deal/${deal}/contract`, { method: 'POST', headers: { authorization: `Bearer ${s.ownerKey}` }, body: form });
+    expect(up.status).toBe(201);
+    const doc = ((await up.json()) as { data: { id: string } }).data.id;
+    expect((await search('zanzibar')).map((h) => [h.object, h.id, h.attribute])).toEqual([['deal', deal, 'contract']]);
+    expect((await s.call('PATCH', `/documents/${doc}`, { body: { title: 'Signed Timbuktu agreement' } })).status).toBe(200);
+    expect(await search('zanzibar')).toEqual([]);
+    expect(ids(await search('timbuktu'))).toEqual([deal]);
+    expect((await s.call('DELETE', `/documents/${doc}`)).status).toBe(200);
+    expect(await search('timbuktu')).toEqual([]);
+  });
+
+  it('returns and counts only hits in objects the key may read (custom role, scopes)', async () => {
+    await s.defineObject('secret', [{ name: 'text', type: 'text' }]);
+    await s.defineObject('open', [{ name: 'text', type: 'text' }]);
+    await create('secret', { text: 'Classified pineapple' });
+    const visible = await create('open', { text: 'Public pineapple' });
+    const role = await s.call('POST', '/roles', { body: { name: 'reader', permissions: [{ object: 'open', actions: ['read'] }] } });
+    expect(role.status, role.text).toBe(201);
+    const key = (await s.call('POST', '/keys', { body: { name: 'r', role: 'reader' } })).body.data.secret as string;
+    expect(ids(await search('pineapple', {}, key))).toEqual([visible]);
+    // Naming the unreadable object finds nothing and does not say it exists.
+    expect(await search('pineapple', { objects: ['secret'] }, key)).toEqual([]);
+    expect(await search('pineapple', { objects: ['no_such_object'] }, key)).toEqual([]);
+    // limit counts readable hits only: limit 1 still finds the readable one.
+    expect(ids(await search('classified pineapple', {}, key))).toEqual([]);
+    expect(ids(await search('pineapple', { limit: 1 }, key))).toEqual([visible]);
+    const g = await s.call('GET', '/global-search?q=pineapple', { key });
+    expect(ids(g.body.data)).toEqual([visible]);
+
+    // Scopes: a viewer key without the search scope is refused; with it, it searches.
+    const noSearch = await s.keyFor('viewer', ['records:read']);
+    expectError(await s.call('POST', '/search', { body: { query: 'pineapple' }, key: noSearch }), { status: 403, code: 'SCHEMA_FORBIDDEN' });
+    // search without records:read reads no object: nothing found.
+    const onlySearch = await s.keyFor('viewer', ['search']);
+    expect(await search('pineapple', {}, onlySearch)).toEqual([]);
+    const both = await s.keyFor('viewer', ['search', 'records:read']);
+    expect(ids(await search('pineapple', {}, both)).length).toBe(2);
+    // The owner may be told an object does not exist.
+    expectError(await s.call('POST', '/search', { body: { query: 'x', objects: ['no_such_object'] } }), { status: 404, code: 'SCHEMA_OBJECT_NOT_FOUND' });
+  });
+
+  it('refuses an empty or blank query with a field error, and a limit out of 1..100', async () => {
+    for (const query of ['', '   ', '\t\n']) {
+      const r = await s.call('POST', '/search', { body: { query } });
+      expectError(r, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+      expect(r.body.errors[0].path).toEqual(['query']);
+    }
+    const g = await s.call('GET', '/global-search?q=%20');
+    expectError(g, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    expect(g.body.errors[0].path).toEqual(['q']);
+    expect((await s.call('POST', '/search', { body: { query: 'a', limit: 101 } })).status).toBe(400);
+    expect((await s.call('POST', '/search', { body: { query: 'a', limit: 0 } })).status).toBe(400);
+    expect((await s.call('POST', '/search', { body: {} })).status).toBe(400);
+  });
+
+  it('never answers 500 to FTS syntax in a query (fuzz)', async () => {
+    const rand = mulberry32(17);
+    const pieces = ['"', '*', '^', ':', 'NEAR', 'NEAR(', 'AND', 'OR', 'NOT', '(', ')', '-', '+', "'", '{', '}', 'acme', 'é', ',', '\\', '""', 'col:', '\u0001', '🙂'];
+    for (let i = 0; i < 300; i++) {
+      const n = 1 + Math.floor(rand() * 6);
+      let q = '';
+      for (let j = 0; j < n; j++) q += pieces[Math.floor(rand() * pieces.length)]! + (rand() < 0.5 ? ' ' : '');
+      const r = await s.call('POST', '/search', { body: { query: q } });
+      if (q.trim() === '') expect(r.status).toBe(400);
+      else expect(r.status, `query ${JSON.stringify(q)}: ${r.text}`).toBe(200);
+    }
+  });
+});
