@@ -1,4 +1,5 @@
 import { getSourceSchema, pushSourceSchema, runViewSchema } from '../server/schemas/admin.js';
+import { searchSchema } from '../server/schemas/search.js';
 import { createRecordSchema, getRecordSchema, searchRecordsSchema, updateRecordSchema } from '../server/schemas/records.js';
 import { getObjectSchema } from '../server/schemas/schema-objects.js';
 
@@ -40,15 +41,10 @@ const recordId = described(prop(getRecordSchema.params, 'id'), 'The record id (a
  */
 const version = { type: 'integer', minimum: 1, maximum: 999_999_999_999_999, description: 'The version of the record you read (get_record); a stale one is refused.' };
 
-/**
- * Cross-object search (contract.md §3): its route is being added separately; until its
- * route schema exists this follows the contract's shape (`POST /search { query, objects?,
- * limit? 1..100 }`).
- */
+/** Cross-object search (contract.md §3): the route's own body schema, with the tool's words. */
 const globalSearchBody = {
-  query: { type: 'string', minLength: 1, maxLength: 1000, description: 'Words (prefixes match: "acm" finds Acme) or "a quoted phrase".' },
-  objects: { type: 'array', maxItems: 100, items: objectName, description: 'Only these objects (default: every object the key may read).' },
-  limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+  ...(searchSchema.body.properties as ObjectSchema['properties']),
+  query: { ...searchSchema.body.properties.query, minLength: 1, description: 'Words (prefixes match: "acm" finds Acme) or "a quoted phrase".' },
 };
 
 export const INPUT_SCHEMAS = {

@@ -4,7 +4,6 @@ import type { Filter, SortSpec } from '../model/filter.js';
 import type { RecordOut, StoredObject } from '../model/stored.js';
 import type { SchemaClient } from '../sdk/index.js';
 import type { Action } from '../server/permissions.js';
-import { globalSearch } from './api.js';
 import { dataResult, describeObject, errorResult, objectSummary, recordsPayload } from './format.js';
 import { planPayload } from './plan.js';
 import type { ToolName } from './schemas.js';
@@ -140,7 +139,11 @@ const TOOLS: readonly ToolDef[] = [
     annotations: READ,
     refused: () => 'search records',
     async run({ client }, a) {
-      const hits = await globalSearch(client, a);
+      const hits = await client.search({
+        query: str(a['query']),
+        ...(a['objects'] !== undefined ? { objects: a['objects'] as string[] } : {}),
+        ...(a['limit'] !== undefined ? { limit: a['limit'] as number } : {}),
+      });
       return dataResult(`${hits.length} hits.`, { hits });
     },
   },

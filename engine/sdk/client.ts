@@ -14,6 +14,23 @@ export interface SearchOptions {
   cursor?: string;
 }
 
+/** One cross-object search hit (contract.md §3 "Cross-object search"). */
+export interface SearchHit {
+  object: string;
+  id: string;
+  score: number;
+  /** Plain text around the best match; `highlights` are [start, end) offsets into it. */
+  snippet: string;
+  highlights: [number, number][];
+  attribute: string;
+}
+
+export interface CrossSearchOptions {
+  query: string;
+  objects?: string[];
+  limit?: number;
+}
+
 export interface PushOptions {
   dryRun?: boolean;
   allowDestructive?: AllowDestructive;
@@ -260,6 +277,18 @@ export class SchemaClient {
 
   records(object: string): RecordsApi {
     return new RecordsApi(this.transport, object);
+  }
+
+  /** POST /search: read-only, so safe to retry although it is a POST. */
+  async search(options: CrossSearchOptions): Promise<SearchHit[]> {
+    return (await this.transport.request<SearchHit[]>('POST', '/search', { body: options, idempotent: true })).data;
+  }
+
+  /** GET /global-search over every object the key may read. */
+  async globalSearch(q: string, options: { limit?: number } = {}): Promise<SearchHit[]> {
+    const params = new URLSearchParams({ q });
+    if (options.limit !== undefined) params.set('limit', String(options.limit));
+    return (await this.transport.request<SearchHit[]>('GET', `/global-search?${params.toString()}`)).data;
   }
 
   async health(): Promise<unknown> {

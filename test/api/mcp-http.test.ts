@@ -180,13 +180,17 @@ describe('each tool', () => {
     expect(textOf(missing)).toMatch(/^Error: 404 /);
   });
 
-  it('search follows the contract route (or says the instance lacks it)', async () => {
+  it('search runs the cross-object search: hits with plain snippets, a blank query refused', async () => {
     const c = await connect(s, await s.keyFor('viewer'));
-    // POST /search is being added separately; until it is, the tool reports the 404 as is.
-    const hasSearch = (await s.call('POST', '/search', { body: { query: 'renewal' } })).status !== 404;
     const search = await c.callTool({ name: 'search', arguments: { query: 'renewal' } });
-    if (hasSearch) expect(dataOf(search).hits).toEqual(expect.arrayContaining([expect.objectContaining({ object: 'deal', id: seeded.deal.id })]));
-    else expect(textOf(search)).toMatch(/^Error: 404 ROUTE_NOT_FOUND: Route POST \/v1\/search not found/);
+    expect(search.isError).toBeFalsy();
+    const hits = dataOf(search).hits as { object: string; id: string; snippet: string; highlights: [number, number][] }[];
+    expect(hits).toEqual(expect.arrayContaining([expect.objectContaining({ object: 'deal', id: seeded.deal.id })]));
+    const hit = hits.find((h) => h.id === seeded.deal.id)!;
+    for (const [a, b] of hit.highlights) expect(hit.snippet.slice(a, b).toLowerCase()).toBe('renewal');
+    const blank = await c.callTool({ name: 'search', arguments: { query: '  ' } });
+    expect(blank.isError).toBe(true);
+    expect(textOf(blank)).toMatch(/^Error: 400 SCHEMA_VALIDATION_FAILED: query: must contain a word/);
   });
 
   it('a bad argument answers with the field messages of the HTTP API', async () => {
