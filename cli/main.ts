@@ -161,6 +161,14 @@ program
   .action(action(() => import('./commands/history.js'), {}));
 
 program
+  .command('search')
+  .description('full-text search across objects: words match by prefix, "quoted phrases" exactly')
+  .argument('<query>', 'what to look for')
+  .option('--objects <names>', 'only these objects (comma-separated)')
+  .option('--limit <n>', 'hits to show (1..100, default 20)')
+  .action(action(() => import('./commands/search.js'), {}));
+
+program
   .command('watch')
   .description('validate, plan and push on every change of the declaration files')
   .option('--allow-destructive [targets]', 'let watch apply destructive steps: all, or only the listed targets (deal.amount,legacy)')
