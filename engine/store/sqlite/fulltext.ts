@@ -48,7 +48,7 @@ CREATE TABLE _ss_search (
 CREATE INDEX _ss_search_record ON _ss_search(object, record_id);
 CREATE INDEX _ss_search_attribute ON _ss_search(object, attribute);
 CREATE INDEX _ss_search_document ON _ss_search(document_id) WHERE document_id IS NOT NULL;
-CREATE VIRTUAL TABLE _ss_fts USING fts5(text, content='_ss_search', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE _ss_fts USING fts5(text, content='_ss_search', content_rowid='id', tokenize='unicode61 remove_diacritics 2', prefix='2 3 4');
 CREATE TRIGGER _ss_search_ai AFTER INSERT ON _ss_search BEGIN
   INSERT INTO _ss_fts(rowid, text) VALUES (new.id, new.text);
 END;
