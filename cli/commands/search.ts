@@ -29,7 +29,7 @@ export const run: CommandRun<SearchOptions> = async (ctx) => {
     ctx.stdout.write('No matches.\n');
     return 0;
   }
-  const rows = hits.map((h) => [h.object, h.id, h.attribute, h.score.toFixed(2), marked(h, ctx.colors)]);
+  const rows = hits.map((h) => [h.object, h.id, h.attribute, String(Number(h.score.toPrecision(3))), marked(h, ctx.colors)]);
   for (const line of renderTable(['OBJECT', 'ID', 'ATTRIBUTE', 'SCORE', 'MATCH'], rows, ctx.colors)) ctx.stdout.write(`${line}\n`);
   return 0;
 };

@@ -34,7 +34,7 @@ describe('schemasync search', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^OBJECT\s+ID\s+ATTRIBUTE\s+SCORE\s+MATCH$/);
-    expect(lines[1]).toMatch(new RegExp(`^company\\s+${acme}\\s+name\\s+[\\d.]+\\s+Acme Rockets$`));
+    expect(lines[1]).toMatch(new RegExp(`^company\\s+${acme}\\s+name\\s+[-\\d.e]+\\s+Acme Rockets$`));
     expect(lines[2]).toMatch(/^person\s/);
     expect(lines).toHaveLength(3);
   });

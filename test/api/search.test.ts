@@ -215,6 +215,28 @@ describe('POST /search and GET /global-search', () => {
     expectError(await s.call('POST', '/search', { body: { query: 'x', objects: ['no_such_object'] } }), { status: 404, code: 'SCHEMA_OBJECT_NOT_FOUND' });
   });
 
+  it('concurrent clients: each write is found by the search its writer sends next, and nothing twice', async () => {
+    // Invariant: the index rows of a record commit in the record's own transaction, so once a
+    // write is answered every later search sees it, whatever else interleaves.
+    await s.defineObject('ticket', [{ name: 'subject', type: 'text' }]);
+    const words = Array.from({ length: 24 }, (_, i) => `concurrent${String.fromCharCode(97 + i)}token`);
+    await Promise.all(
+      words.map(async (w, i) => {
+        const id = await create('ticket', { subject: `${w} first` });
+        expect(ids(await search(w))).toEqual([id]);
+        if (i % 2 === 0) {
+          const up = await s.call('PUT', `/records/ticket/${id}`, { body: { subject: `${w} second` }, headers: { 'if-match': '*' } });
+          expect(up.status).toBe(200);
+          expect(await search(`${w} first`)).toEqual([]);
+        } else {
+          expect((await s.call('DELETE', `/records/ticket/${id}`)).status).toBe(200);
+          expect(await search(w)).toEqual([]);
+        }
+      }),
+    );
+    expect((await search('concurrent', { limit: 100 })).length).toBe(12);
+  });
+
   it('refuses an empty or blank query with a field error, and a limit out of 1..100', async () => {
     for (const query of ['', '   ', '\t\n']) {
       const r = await s.call('POST', '/search', { body: { query } });
