@@ -3,6 +3,7 @@ import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
 import type { RoleDecl } from '../model/roles.js';
 import type { RecordOut, SourceHistoryEntry, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
+import type { SearchHit } from '../model/search-hit.js';
 import type { AllowDestructive, Plan } from '../plan/types.js';
 import { DocumentsApi, FilesApi } from './files.js';
 import { pathSegment as seg, Transport, type ClientOptions } from './transport.js';
@@ -14,16 +15,7 @@ export interface SearchOptions {
   cursor?: string;
 }
 
-/** One cross-object search hit (contract.md §3 "Cross-object search"). */
-export interface SearchHit {
-  object: string;
-  id: string;
-  score: number;
-  /** Plain text around the best match; `highlights` are [start, end) offsets into it. */
-  snippet: string;
-  highlights: [number, number][];
-  attribute: string;
-}
+export type { SearchHit };
 
 export interface CrossSearchOptions {
   query: string;

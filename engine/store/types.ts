@@ -1,3 +1,4 @@
+import type { SearchHit } from '../model/search-hit.js';
 import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
@@ -75,17 +76,8 @@ export interface GlobalSearchInput {
   limit: number;
 }
 
-export interface GlobalSearchHit {
-  object: string;
-  id: string;
-  /** Higher is better (the negated bm25 rank). */
-  score: number;
-  /** Plain text around the best match; never markup. */
-  snippet: string;
-  /** [start, end) offsets of the matched terms in `snippet`. */
-  highlights: [number, number][];
-  attribute: string;
-}
+/** One hit (engine/model/search-hit.ts). */
+export type GlobalSearchHit = SearchHit;
 
 export interface BulkUpdateItem {
   id: string;

@@ -1,18 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, startTestServer, type TestServer } from './helpers.js';
 import { mulberry32 } from '../support/random.js';
+import type { SearchHit } from '../../engine/model/search-hit.js';
 
 // Cross-object search (contract.md §3 "Cross-object search", issue 17): a real server on
 // 127.0.0.1 over a real SQLite file.
 
-interface Hit {
-  object: string;
-  id: string;
-  score: number;
-  snippet: string;
-  highlights: [number, number][];
-  attribute: string;
-}
+type Hit = SearchHit;
 
 let s: TestServer;
 beforeAll(async () => {

@@ -1,13 +1,14 @@
 /**
  * The shapes Studio reads from the API (contract.md §3): the wire types the server and the
  * SDK share (engine/model), imported as types only, so the page compiles against the same
- * definitions and ships none of the server's code. The two below have no shared definition
- * on this branch: a key as GET /keys lists it, and a hit of POST /search.
+ * definitions and ships none of the server's code. A key as GET /keys lists it has no shared
+ * definition yet, so it is written out below.
  */
 import type { DocumentOut, FileOut, Owner, RecordOut, StoredAttribute, StoredObject, StoredView } from '../../model/stored.js';
 import type { Filter } from '../../model/filter.js';
+import type { SearchHit } from '../../model/search-hit.js';
 
-export type { DocumentOut, FileOut, Filter, Owner, RecordOut };
+export type { DocumentOut, FileOut, Filter, Owner, RecordOut, SearchHit };
 export type ObjectInfo = StoredObject;
 export type Attribute = StoredAttribute;
 export type View = StoredView;
@@ -22,12 +23,4 @@ export interface KeyOut {
   lastUsedAt?: string | null;
 }
 
-export interface SearchHit {
-  object: string;
-  id: string;
-  score: number;
-  snippet: string;
-  highlights: [number, number][];
-  attribute: string;
-}
 
