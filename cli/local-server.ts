@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';
 import { startLocalServer, type CreatedKeyReason, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
+import { parseCorsOrigins, type CorsOrigins } from '../engine/server/cors.js';
 import { CliError } from './errors.js';
 
 /**
@@ -101,4 +102,12 @@ export function unignoredDataWarning(credentialsPath: string, shownDataDir: stri
   const r = spawnSync('git', ['check-ignore', '-q', credentialsPath], { cwd: dirname(credentialsPath), stdio: 'ignore' });
   if (r.error || r.status !== 1) return undefined;
   return `${shownDataDir} holds the database and the owner key (credentials.json) and sits in a git work tree without being ignored: add it to .gitignore so it is never committed`;
+}
+
+/** `--cors <origin,...>` of serve and dev (contract.md §3): undefined keeps the default (this machine's pages). */
+export function corsOrigins(value: string | undefined): CorsOrigins | undefined {
+  if (value === undefined) return undefined;
+  const parsed = parseCorsOrigins(value);
+  if ('problem' in parsed) throw new CliError(`--cors: ${parsed.problem}`, { hint: "Pass --cors '*' to allow any origin." });
+  return parsed.origins;
 }

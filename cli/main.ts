@@ -183,6 +183,7 @@ const serveOptions = (cmd: Command): Command =>
     .option('--no-rate-limit', 'turn off the per-IP rate limits')
     .option('--mcp-writes', 'let POST /v1/mcp offer write tools to keys that may write records')
     .option('--no-studio', 'do not serve Studio, the admin page at /_/')
+    .option('--cors <origins>', "origins whose pages may call the server, comma-separated, or '*' for any (default: http://localhost and http://127.0.0.1, any port)")
     .option('--quiet', 'no request log');
 
 serveOptions(program.command('serve').description('run the bundled local server')).action(action(() => import('./commands/serve.js')));

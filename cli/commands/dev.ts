@@ -4,7 +4,7 @@ import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { configPathOf, sameUrl } from '../instance.js';
 import { pickTarget, refuseUnwatched } from '../target.js';
-import { catchStopSignals, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
+import { catchStopSignals, corsOrigins, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
 import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, usualInstance } from '../watch-session.js';
 
 /**
@@ -19,6 +19,8 @@ export interface DevOptions {
   rateLimit: boolean;
   mcpWrites?: boolean;
   studio: boolean;
+  /** --cors: `*` or origins, comma-separated */
+  cors?: string;
   quiet?: boolean;
   allowDestructive?: string | boolean;
   debounce?: string;
@@ -31,6 +33,7 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
     throw new CliError(`--port must be a whole number from 0 to 65535, got "${ctx.options.port}"`);
   }
   const debounceMs = parseDebounce(ctx.options.debounce);
+  const cors = corsOrigins(ctx.options.cors);
   const allowDestructive = parseAllowDestructive(ctx.options.allowDestructive);
   const configPath = configPathOf(ctx);
   const target = pickTarget(ctx, configPath, process.env);
@@ -44,7 +47,7 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
   let server;
   try {
     server = await startServer({ dataDir, host, port, rateLimit: ctx.options.rateLimit !== false,
-      mcpWrites: ctx.options.mcpWrites === true, studio: ctx.options.studio !== false, logger: false });
+      mcpWrites: ctx.options.mcpWrites === true, studio: ctx.options.studio !== false, logger: false, ...(cors ? { cors } : {}) });
   } catch (err) {
     signals.dispose();
     throw err;

@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
-import { catchStopSignals, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
+import { catchStopSignals, corsOrigins, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
 
 /** `schemasync serve` (contract.md §4): the bundled local server. */
 export interface ServeOptions {
@@ -11,6 +11,8 @@ export interface ServeOptions {
   rateLimit: boolean;
   mcpWrites?: boolean;
   studio: boolean;
+  /** --cors: `*` or origins, comma-separated */
+  cors?: string;
   quiet?: boolean;
 }
 
@@ -20,6 +22,7 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new CliError(`--port must be a whole number from 0 to 65535, got "${ctx.options.port}"`);
   }
+  const cors = corsOrigins(ctx.options.cors);
   // Caught before the server listens, so a signal during start-up still closes the database.
   const signals = catchStopSignals();
   let server;
@@ -31,6 +34,7 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
       rateLimit: ctx.options.rateLimit !== false,
       mcpWrites: ctx.options.mcpWrites === true,
       studio: ctx.options.studio !== false,
+      ...(cors ? { cors } : {}),
       // One JSON line per request with its id (issue 3); --quiet silences it.
       logger: ctx.options.quiet ? false : { level: 'info' },
     });

@@ -157,6 +157,19 @@ export function translateAjvErrors(errors: readonly ErrorObject[], data: unknown
       case 'additionalProperties': {
         const key = String(p['additionalProperty']);
         const allowed = allowedKeys(kind, node);
+        // A field of another type (the per-type branch closes the mapping): say which types take it.
+        const type = kind === 'attribute' && isPlainObject(node) ? node['type'] : undefined;
+        if (isAttributeType(type) && ALL_FIELDS.includes(key)) {
+          push({
+            severity: 'error',
+            code: 'SCHEMA_VALIDATION_FAILED',
+            message: `${owner(path, opts)}: "${key}" does not apply to a ${type} attribute (it applies to ${typesWithField(key).join(', ')})`,
+            path: [...path, key],
+            on: 'key',
+            fix: `Remove "${key}" or change the type.`,
+          });
+          break;
+        }
         const suggestion = closest(key, allowed);
         const where = kind === 'top' ? 'A declaration file' : owner(path, opts);
         push({
@@ -170,23 +183,14 @@ export function translateAjvErrors(errors: readonly ErrorObject[], data: unknown
         });
         break;
       }
-      case 'propertyNames': {
-        // Bad object/attribute/view names are reported by rules.ts with the spec codes;
-        // here only a field that exists but not for this attribute's type.
-        if (kind !== 'attribute') break;
-        const key = String(p['propertyName']);
-        if (!ALL_FIELDS.includes(key)) break; // additionalProperties reported it
-        const type = isPlainObject(node) ? String(node['type']) : '?';
-        push({
-          severity: 'error',
-          code: 'SCHEMA_VALIDATION_FAILED',
-          message: `${owner(path, opts)}: "${key}" does not apply to a ${type} attribute (it applies to ${typesWithField(key).join(', ')})`,
-          path: [...path, key],
-          on: 'key',
-          fix: `Remove "${key}" or change the type.`,
-        });
+      case 'const':
+        // Only `unique: false` on a type without unique (json, document, …): rules.ts says
+        // it in words ("unique" is not available for json attributes).
         break;
-      }
+      case 'propertyNames':
+        // Bad object/attribute/view names (reserved and system names included) are reported
+        // by rules.ts with the spec's codes.
+        break;
       case 'required': {
         const missing = String(p['missingProperty']);
         let message: string;

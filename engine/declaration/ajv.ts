@@ -35,8 +35,8 @@ function attributeInputSchema(partial: boolean): JsonSchema {
   const attribute = structuredClone(definitions['attribute']!) as Record<string, unknown>;
   // AddAttributeInput carries its own name; the key of a YAML mapping does not.
   (attribute['properties'] as Record<string, unknown>)['name'] = { type: 'string' };
-  for (const branch of attribute['allOf'] as { then: { propertyNames: { enum: string[] }; required?: string[] } }[]) {
-    branch.then.propertyNames.enum.push('name');
+  for (const branch of attribute['allOf'] as { then: { properties: Record<string, unknown>; required?: string[] } }[]) {
+    branch.then.properties['name'] = { type: 'string' };
     if (partial) delete branch.then.required;
   }
   if (partial) delete attribute['required'];

@@ -1,6 +1,6 @@
-import { ATTRIBUTE_TYPES, COMMON_ATTRIBUTE_FIELDS } from '../model/attribute.js';
+import { ATTRIBUTE_TYPES, COMMON_ATTRIBUTE_FIELDS, type AttributeType } from '../model/attribute.js';
 import { FILTER_OPS } from '../model/filter.js';
-import { NAME_PATTERN_SOURCE } from '../model/names.js';
+import { NAME_PATTERN_SOURCE, RESERVED_ATTRIBUTE_NAMES, RESERVED_OBJECT_NAMES, SYSTEM_ATTRIBUTES } from '../model/names.js';
 import { RECORD_ACTIONS, SCHEMA_ACCESS } from '../model/roles.js';
 import { TYPES } from '../model/types/registry.js';
 import type { JsonSchema } from '../model/types/type-def.js';
@@ -16,9 +16,9 @@ export const PROJECT_SCHEMA_ID = 'https://schemasync.dev/schemas/project.schema.
 export const SOURCE_ID_PATTERN_SOURCE = '^[a-z][a-z0-9_-]{0,62}$';
 
 const COMMON_FIELDS: Record<string, JsonSchema> = {
-  type: { enum: [...ATTRIBUTE_TYPES], description: 'The attribute type.' },
+  type: { type: 'string', enum: [...ATTRIBUTE_TYPES], description: 'The attribute type.' },
   label: { type: 'string', description: 'Human-readable name.' },
-  description: { type: 'string' },
+  description: { type: 'string', description: 'What the attribute holds, for people reading the schema.' },
   required: { type: 'boolean', description: 'Every record must have a value.' },
   unique: { type: 'boolean', description: 'No two records may share a value.' },
   default: { description: 'Value given to new records that omit it; must pass the attribute\u2019s own rules.' },
@@ -33,8 +33,12 @@ export function fieldsOfType(type: (typeof ATTRIBUTE_TYPES)[number]): string[] {
   return [...COMMON_ATTRIBUTE_FIELDS.filter((f) => f !== 'name'), ...Object.keys(TYPES[type].fields)];
 }
 
-/** Every declarable attribute field with its schema (a union over the types). */
-function allAttributeFields(): Record<string, JsonSchema> {
+/**
+ * Every declarable attribute field with its schema, the union over the types: the flat
+ * shape of AddAttributeInput (engine/server/schemas/schema-objects.ts builds the route
+ * bodies from it, so a route and a declaration never disagree on a field).
+ */
+export function attributeFieldSchemas(): Record<string, JsonSchema> {
   const fields: Record<string, JsonSchema> = { ...COMMON_FIELDS };
   for (const t of ATTRIBUTE_TYPES) {
     for (const [name, schema] of Object.entries(TYPES[t].fields)) fields[name] ??= schema;
@@ -42,22 +46,109 @@ function allAttributeFields(): Record<string, JsonSchema> {
   return fields;
 }
 
+/** One type's fields: the common ones, `type` fixed, `default` a value of the type, its own. */
+function fieldsFor(t: AttributeType): Record<string, JsonSchema> {
+  return {
+    ...COMMON_FIELDS,
+    type: { const: t, description: `The attribute type: ${TYPES[t].noun}.` },
+    default: { ...TYPES[t].valueSchema, description: COMMON_FIELDS['default']!['description'] },
+    ...(TYPES[t].uniqueAllowed ? {} : { unique: { const: false, description: `Not available for ${t} attributes.` } }),
+    ...TYPES[t].fields,
+  };
+}
+
+/**
+ * One attribute. The base lists only the fields every type takes; one if/then per type adds
+ * that type's own fields and closes the mapping (additionalProperties: false), so an editor
+ * (yaml-language-server) completes inside a boolean only what a boolean takes and flags a
+ * `minLength` there, and ajv names the field that does not apply. A mapping whose type is
+ * missing or unknown gets the union of every field (a typo'd field is still caught).
+ */
 function attributeSchema(): JsonSchema {
   return {
     type: 'object',
+    description: 'An attribute (AddAttributeInput, contract.md \u00a72): its type, then the fields that type takes.',
     required: ['type'],
-    properties: allAttributeFields(),
-    additionalProperties: false,
-    // One if/then per type: editors complete the type's own fields, and a field of
-    // another type (options on a text) is refused with the type named.
-    allOf: ATTRIBUTE_TYPES.map((t) => ({
-      if: { properties: { type: { const: t } }, required: ['type'] },
-      then: {
-        properties: { ...COMMON_FIELDS, ...TYPES[t].fields },
-        propertyNames: { enum: fieldsOfType(t) },
-        ...(TYPES[t].requiredFields?.length ? { required: [...TYPES[t].requiredFields!] } : {}),
+    properties: COMMON_FIELDS,
+    allOf: [
+      ...ATTRIBUTE_TYPES.map((t) => ({
+        if: { properties: { type: { const: t } }, required: ['type'] },
+        then: {
+          properties: fieldsFor(t),
+          additionalProperties: false,
+          ...(TYPES[t].requiredFields?.length ? { required: [...TYPES[t].requiredFields!] } : {}),
+        },
+      })),
+      {
+        if: { not: { properties: { type: { enum: [...ATTRIBUTE_TYPES] } }, required: ['type'] } },
+        then: { properties: attributeFieldSchemas(), additionalProperties: false },
       },
-    })),
+    ],
+  };
+}
+
+/** A search or view filter (contract.md §3 "Filter grammar"); its meaning is checked against the object's attributes. */
+export const FILTER_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: true,
+  description: `Conditions: { attr: value } (equality) or { attr: { op: value } } with ops ${FILTER_OPS.join(', ')}; and, or (lists of conditions) and not.`,
+};
+
+/** One sort key (contract.md §3). */
+export const SORT_ITEM_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['attribute'],
+  additionalProperties: false,
+  description: 'One sort key.',
+  properties: {
+    attribute: { type: 'string', description: 'An attribute of the object (or a system attribute such as created_at).' },
+    direction: { enum: ['asc', 'desc'], description: 'asc (default) or desc.' },
+  },
+};
+
+/** Object names a declaration may use: the name rule, minus the framework-native names. */
+const OBJECT_NAME: JsonSchema = { pattern: NAME_PATTERN_SOURCE, not: { enum: [...RESERVED_OBJECT_NAMES] } };
+/** Attribute names: the name rule, minus the system attributes and the filter combinators. */
+const ATTRIBUTE_NAME: JsonSchema = {
+  pattern: NAME_PATTERN_SOURCE,
+  not: { enum: [...SYSTEM_ATTRIBUTES, ...RESERVED_ATTRIBUTE_NAMES] },
+};
+
+function objectSchema(attribute: JsonSchema, names: boolean): JsonSchema {
+  return {
+    type: 'object',
+    description: 'An object: its attributes keyed by name.',
+    required: ['attributes'],
+    additionalProperties: false,
+    properties: {
+      label: { type: 'string', description: 'Human-readable name.' },
+      description: { type: 'string', description: 'What the object holds, for people reading the schema.' },
+      renamedFrom: { type: 'string', description: 'The previous object name: sync renames in place and keeps the records.' },
+      attributes: {
+        type: 'object',
+        description: `Attributes keyed by name (${NAME_PATTERN_SOURCE}; not ${SYSTEM_ATTRIBUTES.join(', ')}, which every object has).`,
+        ...(names ? { propertyNames: ATTRIBUTE_NAME } : {}),
+        additionalProperties: attribute,
+      },
+    },
+  };
+}
+
+/** A view as declared; PUT /views/:name takes the same body (engine/server/schemas/admin.ts). */
+export function viewSchema(): JsonSchema {
+  return {
+    type: 'object',
+    description: 'A saved view: an object with a filter, sort and columns.',
+    required: ['object'],
+    additionalProperties: false,
+    properties: {
+      object: { type: 'string', description: 'The object this view lists.' },
+      label: { type: 'string', description: 'Human-readable name.' },
+      description: { type: 'string', description: 'What the view shows.' },
+      filter: FILTER_SCHEMA,
+      sort: { type: 'array', description: 'Sort keys, first one first.', items: SORT_ITEM_SCHEMA },
+      columns: { type: 'array', uniqueItems: true, description: 'The attributes shown, in order.', items: { type: 'string' } },
+    },
   };
 }
 
@@ -100,8 +191,8 @@ export function declarationJsonSchema(): JsonSchema {
     properties: {
       objects: {
         type: 'object',
-        description: 'Objects keyed by name.',
-        propertyNames: { pattern: NAME_PATTERN_SOURCE },
+        description: `Objects keyed by name (${NAME_PATTERN_SOURCE}; not ${RESERVED_OBJECT_NAMES.join(', ')}).`,
+        propertyNames: OBJECT_NAME,
         additionalProperties: { $ref: '#/definitions/object' },
       },
       views: {
@@ -118,45 +209,34 @@ export function declarationJsonSchema(): JsonSchema {
       },
     },
     definitions: {
-      object: {
-        type: 'object',
-        required: ['attributes'],
-        additionalProperties: false,
-        properties: {
-          label: { type: 'string' },
-          description: { type: 'string' },
-          renamedFrom: { type: 'string', description: 'The previous object name: sync renames in place and keeps the records.' },
-          attributes: {
-            type: 'object',
-            description: 'Attributes keyed by name.',
-            propertyNames: { pattern: NAME_PATTERN_SOURCE },
-            additionalProperties: { $ref: '#/definitions/attribute' },
-          },
-        },
-      },
+      object: objectSchema({ $ref: '#/definitions/attribute' }, true),
       attribute: attributeSchema(),
       role: roleJsonSchema(),
-      view: {
+      view: viewSchema(),
+    },
+  };
+}
+
+/**
+ * The shape of a declaration as the body of PUT /schema/sources/:id and the answer of GET:
+ * no $refs (route schemas are compiled on their own) and flat attributes (the union of every
+ * type's fields), so a generated client gets real types. The route validates the
+ * declaration itself first (validateDeclaration, the per-type schema above plus the rules)
+ * and answers with the spec's codes; this shape is never stricter than that.
+ */
+export function declarationShapeSchema(): JsonSchema {
+  return {
+    type: 'object',
+    description: 'The declaration, shaped like the YAML (contract.md \u00a72): objects keyed by name (attributes keyed by name), views and roles keyed by name.',
+    additionalProperties: false,
+    properties: {
+      objects: {
         type: 'object',
-        required: ['object'],
-        additionalProperties: false,
-        properties: {
-          object: { type: 'string', description: 'The object this view lists.' },
-          label: { type: 'string' },
-          description: { type: 'string' },
-          filter: { type: 'object', description: `Conditions: { attr: value } or { attr: { op: value } }; ops ${FILTER_OPS.join(', ')}; and, or, not.` },
-          sort: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['attribute'],
-              additionalProperties: false,
-              properties: { attribute: { type: 'string' }, direction: { enum: ['asc', 'desc'] } },
-            },
-          },
-          columns: { type: 'array', uniqueItems: true, items: { type: 'string' } },
-        },
+        description: 'Objects keyed by name.',
+        additionalProperties: objectSchema({ type: 'object', additionalProperties: false, required: ['type'], properties: attributeFieldSchemas() }, false),
       },
+      views: { type: 'object', description: 'Saved views keyed by name.', additionalProperties: viewSchema() },
+      roles: { type: 'object', description: 'Custom roles keyed by name.', additionalProperties: roleJsonSchema() },
     },
   };
 }

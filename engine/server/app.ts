@@ -1,3 +1,4 @@
+import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { randomUUID } from 'node:crypto';
@@ -8,6 +9,7 @@ import { AuthCache, authenticate, withGrants } from './auth.js';
 import { answerClientError } from './client-error.js';
 import './context.js';
 import { discardBody } from './discard-body.js';
+import { corsOptions, type CorsOrigins } from './cors.js';
 import { sendError } from './envelope.js';
 import { requirePermission } from './permissions.js';
 import { RateLimiter, bucketFor, type RateLimiterOptions } from './rate-limit.js';
@@ -23,6 +25,8 @@ import { schemaRoutes } from './routes/schema.js';
 import { sourceRoutes } from './routes/sources.js';
 import { studioRoutes, type StudioOptions } from './studio.js';
 import { parseJsonBody } from './json-body.js';
+import { openapiOptions } from './openapi.js';
+import { openapiSchema } from './schemas/admin.js';
 import { isUuid, validatorCompiler } from './validation.js';
 
 export interface CreateServerOptions {
@@ -41,6 +45,8 @@ export interface CreateServerOptions {
   mcpWrites?: boolean;
   /** Studio, the admin page at /_/ (contract.md §9): off unless given (serve and dev turn it on). */
   studio?: false | StudioOptions;
+  /** Origins whose pages may call the server (cors.ts); default: http://localhost and http://127.0.0.1, any port. */
+  cors?: CorsOrigins;
 }
 
 /**
@@ -131,6 +137,9 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   app.decorateRequest('actor', null);
+  // Before the hooks below: a preflight carries no key (browsers never send one), so it is
+  // answered here, ahead of authentication (contract.md §3 "CORS").
+  await app.register(cors, corsOptions(options.cors));
   const authCache = new AuthCache(options.now);
   const limiter =
     options.rateLimit === false
@@ -198,22 +207,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     sendError(new ServiceError('ROUTE_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`), request, reply),
   );
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'schemasync local server',
-        version: '1',
-        description: 'The Records and Schema service interface as served by `schemasync serve` (contract.md §3).',
-      },
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer' },
-          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-        },
-      },
-    },
-  });
+  await app.register(swagger, openapiOptions);
 
   await app.register(
     async (v1) => {
@@ -232,7 +226,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
       await v1.register(mcpRoutes, { writes: options.mcpWrites === true });
       v1.get(
         '/openapi.json',
-        { schema: { tags: ['health'], summary: 'This OpenAPI 3.1 document' }, config: { public: true } },
+        { schema: openapiSchema, config: { public: true } },
         async () => app.swagger(),
       );
     },

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { isUnwritableStoreError, openStore as openSqliteStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { createServer } from './app.js';
+import type { CorsOrigins } from './cors.js';
 
 /**
  * The reusable part of `schemasync serve` (and `schemasync dev`): open the store in a data
@@ -21,6 +22,8 @@ export interface LocalServerOptions {
   rateLimit?: boolean;
   /** `--mcp-writes`: write tools may be offered over POST /v1/mcp (contract.md §6). */
   mcpWrites?: boolean;
+  /** Origins whose pages may call the server (engine/server/cors.ts); default: this machine's. */
+  cors?: CorsOrigins;
   logger?: FastifyServerOptions['logger'];
   /** How to open the database (default: the SQLite store of engine/store); tests inject one. */
   openStore?: (options: { path: string }) => Store;
@@ -98,6 +101,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       rateLimit: options.rateLimit ?? true,
       mcpWrites: options.mcpWrites === true,
       studio: options.studio === false ? false : {},
+      ...(options.cors ? { cors: options.cors } : {}),
     });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 4400 });
   } catch (err) {

@@ -68,7 +68,7 @@ describe('GET /keys/self', () => {
 
   it('is documented in the OpenAPI document with the MCP and agent routes', async () => {
     const doc = (await s.call('GET', '/openapi.json')).body;
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/keys/self', '/v1/mcp', '/v1/agent/chat', '/v1/agent/stream']));
-    expect(doc.paths['/v1/keys/self'].get.responses['200']).toBeDefined();
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/keys/self', '/mcp', '/agent/chat', '/agent/stream']));
+    expect(doc.paths['/keys/self'].get.responses['200']).toBeDefined();
   });
 });

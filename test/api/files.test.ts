@@ -317,7 +317,7 @@ describe('POST /upload/:objectName/:recordId/:attribute and documents', () => {
 
   it('the routes are in openapi.json', async () => {
     const doc = (await srv.call('GET', '/openapi.json', { key: null })).body;
-    for (const p of ['/v1/files', '/v1/files/{id}', '/v1/files/{id}/content', '/v1/upload/{objectName}/{recordId}/{attribute}', '/v1/documents/{id}']) {
+    for (const p of ['/files', '/files/{id}', '/files/{id}/content', '/upload/{objectName}/{recordId}/{attribute}', '/documents/{id}']) {
       expect(Object.keys(doc.paths)).toContain(p);
     }
   });

@@ -138,7 +138,7 @@ describe('the same body through the SDK and in openapi.json', () => {
 
   it('the PUT body shows every field but name and type as nullable; no body lists renamedFrom', async () => {
     const doc = (await s.call('GET', '/openapi.json', { key: null })).body;
-    const path = doc.paths['/v1/schema/objects/{objectId}/attributes/{id}'];
+    const path = doc.paths['/schema/objects/{objectId}/attributes/{id}'];
     const patch = path.put.requestBody.content['application/json'].schema.properties;
     expect(patch.maxLength.type).toEqual(['integer', 'null']);
     expect(patch.options.type).toEqual(['array', 'null']);
@@ -146,7 +146,7 @@ describe('the same body through the SDK and in openapi.json', () => {
     expect(patch.name.type).toBe('string');
     expect(patch.type.type).toBe('string');
     expect(patch).not.toHaveProperty('renamedFrom');
-    const add = doc.paths['/v1/schema/objects/{objectId}/attributes'].post.requestBody.content['application/json'].schema.properties;
+    const add = doc.paths['/schema/objects/{objectId}/attributes'].post.requestBody.content['application/json'].schema.properties;
     expect(add.maxLength.type).toBe('integer');
     expect(add).not.toHaveProperty('renamedFrom');
   });

@@ -114,6 +114,36 @@ describe('schemasync serve', () => {
   });
 });
 
+describe('schemasync serve --cors (contract.md §3)', () => {
+  const preflight = (base: string, origin: string) =>
+    fetch(`${base}/records/note`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' } });
+
+  it('--cors <origins> answers preflights from those origins only; --cors * from any', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'schemasync-cors-'));
+    try {
+      const listed = await serve(['--quiet', '--cors', 'https://app.example.com,http://localhost:8080'], data);
+      expect((await preflight(listed.baseUrl, 'https://app.example.com')).headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+      expect((await preflight(listed.baseUrl, 'http://localhost:8080')).headers.get('access-control-allow-origin')).toBe('http://localhost:8080');
+      expect((await preflight(listed.baseUrl, 'http://localhost:5173')).headers.get('access-control-allow-origin')).toBeNull();
+      listed.child.kill('SIGINT');
+      expect(await listed.exit).toBe(0);
+      const any = await serve(['--quiet', '--cors', '*'], data);
+      expect((await preflight(any.baseUrl, 'https://elsewhere.example')).headers.get('access-control-allow-origin')).toBe('*');
+      any.child.kill('SIGINT');
+      expect(await any.exit).toBe(0);
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
+  });
+
+  it('a malformed origin is refused before listening, with a hint, exit 1', async () => {
+    const r = await runToEnd(['serve', '--port', '0', '--data', dataDir, '--cors', 'https://app.example.com/']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/--cors: "https:\/\/app.example.com\/" is not an origin/);
+    expect(r.stderr).toContain("Pass --cors '*' to allow any origin.");
+  });
+});
+
 describe('schemasync serve stopping with requests in flight', () => {
   const apiKey = (dir: string) => (JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')) as { apiKey: string }).apiKey;
   const waitFor = async (read: () => string, text: string) => {

@@ -29,9 +29,9 @@ describe('published JSON Schemas', () => {
     expect(validate({ objects: { deal: { attributes: { a: { type: 'integr' } } } } })).toBe(false);
   });
 
-  test('every type has an if/then branch so editors complete its own fields', () => {
-    const attribute = (declarationJsonSchema()['definitions'] as Record<string, { allOf: { if: { properties: { type: { const: string } } } }[] }>)['attribute']!;
-    expect(attribute.allOf.map((b) => b.if.properties.type.const)).toEqual([...ATTRIBUTE_TYPES]);
+  test('every type has an if/then branch so editors complete its own fields, and one for a missing or unknown type', () => {
+    const attribute = (declarationJsonSchema()['definitions'] as Record<string, { allOf: { if: { properties?: { type: { const: string } } } }[] }>)['attribute']!;
+    expect(attribute.allOf.map((b) => b.if.properties?.type.const)).toEqual([...ATTRIBUTE_TYPES, undefined]);
   });
 });
 

@@ -6,6 +6,7 @@ const WORDS: Record<string, boolean> = { true: true, false: false, yes: true, no
 export const boolean: AttributeTypeDef = {
   type: 'boolean',
   noun: 'true or false',
+  valueSchema: { type: 'boolean' },
   fields: {},
   uniqueAllowed: false,
   parse: (value) => (typeof value === 'boolean' ? ok(value) : fail('must be true or false')),

@@ -18,6 +18,7 @@ export function isDate(s: string): boolean {
 export const date: AttributeTypeDef = {
   type: 'date',
   noun: 'a date (YYYY-MM-DD)',
+  valueSchema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
   fields: {},
   uniqueAllowed: true,
   parse: (value) =>

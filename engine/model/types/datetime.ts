@@ -28,6 +28,7 @@ function normalise(s: string): string | 'range' | undefined {
 export const datetime: AttributeTypeDef = {
   type: 'datetime',
   noun: NOUN,
+  valueSchema: { type: 'string' },
   fields: {},
   uniqueAllowed: true,
   parse: (value) => {

@@ -5,6 +5,7 @@ import type { AttributeTypeDef } from './type-def.js';
 export const document: AttributeTypeDef = {
   type: 'document',
   noun: 'a document id',
+  valueSchema: { type: ['string', 'array'], items: { type: 'string' } },
   fields: {
     accepts: {
       type: 'array',

@@ -10,6 +10,7 @@ const isEmail = (s: string): boolean => EMAIL.test(s) && s.length <= 254 && !has
 export const email: AttributeTypeDef = {
   type: 'email',
   noun: 'an email address',
+  valueSchema: { type: 'string' },
   fields: LENGTH_FIELDS,
   uniqueAllowed: true,
   parse: (value, spec) => parseString(value, spec, 'an email address', isEmail),

@@ -5,6 +5,7 @@ import type { AttributeTypeDef } from './type-def.js';
 export const integer: AttributeTypeDef = {
   type: 'integer',
   noun: 'an integer',
+  valueSchema: { type: 'integer' },
   fields: RANGE_FIELDS,
   uniqueAllowed: true,
   parse: (value, spec) =>

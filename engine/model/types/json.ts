@@ -4,6 +4,7 @@ import type { AttributeTypeDef } from './type-def.js';
 export const json: AttributeTypeDef = {
   type: 'json',
   noun: 'any JSON value',
+  valueSchema: {},
   fields: {},
   uniqueAllowed: false,
   parse: (value) => (value === undefined ? fail('must be a JSON value') : ok(value)),

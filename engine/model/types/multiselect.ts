@@ -5,6 +5,7 @@ import type { AttributeTypeDef } from './type-def.js';
 export const multiselect: AttributeTypeDef = {
   type: 'multiselect',
   noun: 'a list of options',
+  valueSchema: { type: 'array', items: { type: 'string' } },
   fields: OPTIONS_FIELD,
   requiredFields: ['options'],
   uniqueAllowed: false,

@@ -11,6 +11,7 @@ export function toNumber(value: unknown): number | undefined {
 export const number: AttributeTypeDef = {
   type: 'number',
   noun: 'a number',
+  valueSchema: { type: 'number' },
   fields: RANGE_FIELDS,
   uniqueAllowed: true,
   parse: (value, spec) =>

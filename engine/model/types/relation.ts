@@ -4,6 +4,7 @@ import type { AttributeTypeDef } from './type-def.js';
 export const relation: AttributeTypeDef = {
   type: 'relation',
   noun: 'a record id',
+  valueSchema: { type: ['string', 'array'], items: { type: 'string' } },
   fields: {
     target: { type: 'string', description: 'The name of the object this attribute points to.' },
     multiple: { type: 'boolean', description: 'A list of record ids instead of one.' },

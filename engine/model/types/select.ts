@@ -4,6 +4,7 @@ import type { AttributeTypeDef } from './type-def.js';
 export const select: AttributeTypeDef = {
   type: 'select',
   noun: 'one of the options',
+  valueSchema: { type: 'string' },
   fields: OPTIONS_FIELD,
   requiredFields: ['options'],
   uniqueAllowed: true,

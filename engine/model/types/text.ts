@@ -4,6 +4,7 @@ import type { AttributeTypeDef } from './type-def.js';
 export const text: AttributeTypeDef = {
   type: 'text',
   noun: 'a string',
+  valueSchema: { type: 'string' },
   fields: LENGTH_FIELDS,
   uniqueAllowed: true,
   parse: (value, spec) => parseString(value, spec, 'a string'),

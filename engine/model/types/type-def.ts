@@ -24,6 +24,12 @@ export interface AttributeTypeDef {
   type: AttributeType;
   /** "an integer", used in messages: `amount must be an integer`. */
   noun: string;
+  /**
+   * The JSON Schema of a value of this type, as far as one can say it without the
+   * attribute's own constraints: the declaration schema checks `default` with it, so an
+   * editor refuses `default: "yes"` on a boolean.
+   */
+  valueSchema: JsonSchema;
   /** Type-specific AddAttributeInput fields with their JSON Schema. */
   fields: Readonly<Record<string, JsonSchema>>;
   /** Type-specific fields that must be given (select → options, relation → target). */

@@ -15,6 +15,7 @@ function isUrl(s: string): boolean {
 export const url: AttributeTypeDef = {
   type: 'url',
   noun: 'an http(s) URL',
+  valueSchema: { type: 'string' },
   fields: LENGTH_FIELDS,
   uniqueAllowed: true,
   parse: (value, spec) =>

@@ -17,6 +17,12 @@ const NAME_CODES: readonly ErrorCode[] = ['SCHEMA_INVALID_OBJECT_NAME', 'SCHEMA_
  * (400, with the spec's name codes), then hands it to the store, which plans, refuses in
  * the contract's order and applies in one transaction. Exempt from rate limits (Limits rule 1).
  */
+/** Whether every schema failure lies inside one object or view of the declaration (`/declaration/objects/deal/…`). */
+function onlyInsideDeclaration(error: { validation?: { instancePath?: string }[] }): boolean {
+  const failures = error.validation ?? [];
+  return failures.length > 0 && failures.every((f) => /^\/declaration\/(objects|views)\/[^/]+/.test(f.instancePath ?? ''));
+}
+
 export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): Promise<void> {
   const check = new DeclarationCheck();
   app.get<{ Params: { id: string } }>(
@@ -55,36 +61,49 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
     Params: { id: string };
     Headers: { 'if-match'?: string };
     Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive; expectPlan?: string };
-  }>('/schema/sources/:id', { schema: s.pushSourceSchema, config: { action: 'schema:read' } }, async (request) => {
-    const body = request.body;
-    // The route lets every schema reader in; what the push does decides the rest (a dry run
-    // reads, a real push writes), checked before the body is even validated.
-    requirePermission(actorOf(request), pushAction(body.dryRun === true));
-    const raw = { objects: {}, views: {}, ...(body.declaration as object) };
-    const stored = new Set((await store.listObjects()).map((o) => o.name));
-    const result = check.validate(request.params.id, raw, () => stored);
-    const errors = result.diagnostics.filter((d) => d.severity === 'error');
-    if (!result.value || errors.length > 0) {
-      const named = errors.find((d) => isErrorCode(d.code) && NAME_CODES.includes(d.code));
-      const code: ErrorCode = named?.code && isErrorCode(named.code) ? named.code : 'SCHEMA_VALIDATION_FAILED';
-      const first = named ?? errors[0];
-      throw new ServiceError(code, first ? `Declaration is invalid: ${first.message}` : 'Declaration is invalid', {
-        errors: errors.map((d) => ({
-          path: ['declaration', ...d.path],
-          message: d.suggestion ? `${d.message} (did you mean "${d.suggestion}"?)` : d.message,
-        })),
-      });
-    }
-    // The body is parsed per request and never changed after: the store may keep it.
-    const options: PushOptions = { dryRun: body.dryRun === true, handOver: true };
-    if (body.allowDestructive !== undefined) options.allowDestructive = body.allowDestructive;
-    if (body.expectPlan !== undefined) options.expectPlan = body.expectPlan;
-    if (!options.dryRun) {
-      const { keyId } = actorOf(request);
-      options.by = { id: keyId, name: (await store.listKeys()).find((k) => k.id === keyId)?.name ?? '' };
-    }
-    const ifMatch = parseIfMatch(request.headers['if-match']);
-    if (typeof ifMatch === 'number') options.ifMatch = ifMatch;
-    return ok(await store.pushSource(request.params.id, result.value, options));
-  });
+  }>(
+    '/schema/sources/:id',
+    // The route schema types the declaration for openapi.json (declarationShapeSchema). A
+    // failure inside an object or view is held back so validateDeclaration answers first,
+    // with the spec's name codes and did-you-mean suggestions (contract.md §3: "a declaration
+    // that fails validation is 400 first, with the spec's name codes"); the shape is never
+    // stricter than that check. A body that is not { declaration: { objects, views } } is
+    // the plain 400 Validation failed, as before.
+    { schema: s.pushSourceSchema, config: { action: 'schema:read' }, attachValidation: true },
+    async (request) => {
+      const body = request.body;
+      // The route lets every schema reader in; what the push does decides the rest (a dry run
+      // reads, a real push writes), checked before the body's validation answers.
+      requirePermission(actorOf(request), pushAction(body?.dryRun === true));
+      if (request.validationError && !onlyInsideDeclaration(request.validationError)) throw request.validationError;
+      const raw = { objects: {}, views: {}, ...(body.declaration as object) };
+      const stored = new Set((await store.listObjects()).map((o) => o.name));
+      const result = check.validate(request.params.id, raw, () => stored);
+      const errors = result.diagnostics.filter((d) => d.severity === 'error');
+      if (!result.value || errors.length > 0) {
+        const named = errors.find((d) => isErrorCode(d.code) && NAME_CODES.includes(d.code));
+        const code: ErrorCode = named?.code && isErrorCode(named.code) ? named.code : 'SCHEMA_VALIDATION_FAILED';
+        const first = named ?? errors[0];
+        throw new ServiceError(code, first ? `Declaration is invalid: ${first.message}` : 'Declaration is invalid', {
+          errors: errors.map((d) => ({
+            path: ['declaration', ...d.path],
+            message: d.suggestion ? `${d.message} (did you mean "${d.suggestion}"?)` : d.message,
+          })),
+        });
+      }
+      // Anything else the route schema refused (dryRun: "yes", a malformed if-match).
+      if (request.validationError) throw request.validationError;
+      // The body is parsed per request and never changed after: the store may keep it.
+      const options: PushOptions = { dryRun: body.dryRun === true, handOver: true };
+      if (body.allowDestructive !== undefined) options.allowDestructive = body.allowDestructive;
+      if (body.expectPlan !== undefined) options.expectPlan = body.expectPlan;
+      if (!options.dryRun) {
+        const { keyId } = actorOf(request);
+        options.by = { id: keyId, name: (await store.listKeys()).find((k) => k.id === keyId)?.name ?? '' };
+      }
+      const ifMatch = parseIfMatch(request.headers['if-match']);
+      if (typeof ifMatch === 'number') options.ifMatch = ifMatch;
+      return ok(await store.pushSource(request.params.id, result.value, options));
+    },
+  );
 }

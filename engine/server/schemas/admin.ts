@@ -1,6 +1,7 @@
+import { FILTER_SCHEMA, SORT_ITEM_SCHEMA, declarationShapeSchema, viewSchema } from '../../declaration/json-schema.js';
 import { PLAN_HASH_PATTERN } from '../../plan/hash.js';
 import { SCOPES } from '../../store/types.js';
-import { IF_MATCH_PATTERN, deletedIdSchema, errorResponse, idParam, ownerSchema, responses, securityRequired } from './common.js';
+import { IF_MATCH_PATTERN, deletedIdSchema, errorResponse, errorResponses, idParam, ownerSchema, responses, securityRequired } from './common.js';
 import { recordOut, searchRecordsSchema } from './records.js';
 
 /** Keys, views, sources and health (contract.md §3 "Roles, keys, views", "Schema"). */
@@ -21,6 +22,7 @@ const keyOut = {
 } as const;
 
 export const createKeySchema = {
+  operationId: 'createKey',
   tags: ['keys'], security: securityRequired, summary: 'Create an API key (the secret is shown this once)',
   body: {
     type: 'object',
@@ -40,11 +42,13 @@ export const createKeySchema = {
 };
 
 export const listKeysSchema = {
+  operationId: 'listKeys',
   tags: ['keys'], security: securityRequired, summary: 'List API keys (never their secrets)',
   response: responses(200, { type: 'array', items: keyOut }, { list: true }),
 };
 
 export const keySelfSchema = {
+  operationId: 'getOwnKey',
   tags: ['keys'], security: securityRequired,
   summary: 'The calling key: id, name, role, scopes and the actions it may take (any key may ask; never a secret)',
   response: responses(200, {
@@ -65,6 +69,7 @@ export const keySelfSchema = {
 };
 
 export const revokeKeySchema = {
+  operationId: 'revokeKey',
   tags: ['keys'], security: securityRequired, summary: 'Revoke an API key (not the last owner key)',
   params: idParam('id', 'the key id'),
   response: responses(200, deletedIdSchema),
@@ -79,40 +84,31 @@ const viewOut = {
     object: { type: 'string' },
     label: { type: 'string' },
     description: { type: 'string' },
-    filter: { type: 'object' },
-    sort: { type: 'array', items: { type: 'object' } },
+    filter: FILTER_SCHEMA,
+    sort: { type: 'array', items: SORT_ITEM_SCHEMA },
     columns: { type: 'array', items: { type: 'string' } },
     owner: ownerSchema,
   },
 } as const;
 
 export const listViewsSchema = {
+  operationId: 'listViews',
   tags: ['views'], security: securityRequired, summary: 'List views',
   response: responses(200, { type: 'array', items: viewOut }, { list: true }),
 };
 
 export const getViewSchema = {
+  operationId: 'getView',
   tags: ['views'], security: securityRequired, summary: 'Get a view by name',
   params: idParam('name', 'the view name'),
   response: responses(200, viewOut),
 };
 
-/** The body of PUT /views/:name: a view as declared (filter and sort by the search grammar). */
-const viewIn = {
-  type: 'object',
-  required: ['object'],
-  additionalProperties: false,
-  properties: {
-    object: { type: 'string', minLength: 1, maxLength: 63, description: 'the object the view reads' },
-    label: { type: 'string', maxLength: 200 },
-    description: { type: 'string', maxLength: 2000 },
-    filter: searchRecordsSchema.body.properties.filter,
-    sort: searchRecordsSchema.body.properties.sort,
-    columns: { type: 'array', maxItems: 200, items: { type: 'string', minLength: 1, maxLength: 63 }, description: 'attributes shown, in order' },
-  },
-} as const;
+/** The body of PUT /views/:name: a view exactly as declared (one definition, engine/declaration/json-schema.ts). */
+const viewIn = viewSchema();
 
 export const putViewSchema = {
+  operationId: 'putView',
   tags: ['views'], security: securityRequired,
   summary: 'Create or replace a runtime view (a view a source pushed answers 409 SCHEMA_DUPLICATE)',
   params: idParam('name', 'the view name'),
@@ -121,6 +117,7 @@ export const putViewSchema = {
 };
 
 export const deleteViewSchema = {
+  operationId: 'deleteView',
   tags: ['views'], security: securityRequired,
   summary: 'Delete a runtime view (a view a source pushed answers 409 SCHEMA_DUPLICATE)',
   params: idParam('name', 'the view name'),
@@ -128,6 +125,7 @@ export const deleteViewSchema = {
 };
 
 export const runViewSchema = {
+  operationId: 'runView',
   tags: ['views'], security: securityRequired,
   summary: "Run a view: its filter and sort, keyset pages, only its columns in each record's values",
   params: idParam('name', 'the view name'),
@@ -142,18 +140,10 @@ export const runViewSchema = {
   response: responses(200, { type: 'array', items: recordOut }, { list: true }),
 };
 
-const declaration = {
-  type: 'object',
-  description: 'The declaration, shaped like the YAML: objects keyed by name (attributes keyed by name), views and roles keyed by name.',
-  additionalProperties: false,
-  properties: {
-    objects: { type: 'object', additionalProperties: { type: 'object' } },
-    views: { type: 'object', additionalProperties: { type: 'object' } },
-    roles: { type: 'object', additionalProperties: { type: 'object' } },
-  },
-} as const;
+const declaration = declarationShapeSchema();
 
 export const getSourceSchema = {
+  operationId: 'getSource',
   tags: ['sources'], security: securityRequired, summary: 'Get a schema source: last pushed declaration, version, owned objects and views',
   params: idParam('id', 'the schema source id'),
   response: responses(200, {
@@ -172,6 +162,7 @@ export const getSourceSchema = {
 };
 
 export const pushSourceSchema = {
+  operationId: 'pushSource',
   tags: ['sources'], security: securityRequired,
   summary: 'Push a whole declaration: plan, refuse conflicts and unapproved data loss, apply in one transaction (not rate limited)',
   params: idParam('id', 'the schema source id'),
@@ -225,6 +216,7 @@ const historyEntry = {
 } as const;
 
 export const sourceHistorySchema = {
+  operationId: 'getSourceHistory',
   tags: ['sources'], security: securityRequired, summary: 'The pushes that changed a source, newest first (keyset pagination)',
   params: idParam('id', 'the schema source id'),
   querystring: {
@@ -236,11 +228,14 @@ export const sourceHistorySchema = {
 };
 
 const notWired = {
+  // What a deployment with an agent wired answers; this server never does (always the 503).
+  200: { type: 'object', additionalProperties: true, description: "The agent's answer, on a deployment that has an agent wired" },
+  ...errorResponses,
   503: { ...errorResponse, description: 'CONFIGURATION_REQUIRED: no agent is wired on this deployment (permanent; do not retry)' },
-  default: errorResponse,
 };
 
 export const agentChatSchema = {
+  operationId: 'agentChat',
   tags: ['agent'], security: securityRequired,
   summary: 'Agent chat (AI rate bucket). The local server has no agent wired: always 503 CONFIGURATION_REQUIRED',
   body: { type: 'object', additionalProperties: true, description: 'The chat request; not read while no agent is wired.' },
@@ -248,16 +243,27 @@ export const agentChatSchema = {
 };
 
 export const agentStreamSchema = {
+  operationId: 'agentStream',
   tags: ['agent'], security: securityRequired,
   summary: 'Agent streaming (AI rate bucket). The local server has no agent wired: always 503 CONFIGURATION_REQUIRED',
   response: notWired,
 };
 
 export const healthSchema = {
-  tags: ['health'], summary: 'Liveness; no key needed, not rate limited',
+  operationId: 'getHealth',
+  tags: ['health'], security: [], summary: 'Liveness; no key needed, not rate limited',
   response: responses(200, {
     type: 'object',
     required: ['status'],
     properties: { status: { type: 'string', const: 'ok' }, version: { type: 'string' } },
   }),
+};
+
+export const openapiSchema = {
+  operationId: 'getOpenApi',
+  tags: ['health'], security: [], summary: 'This OpenAPI 3.1 document (no key needed)',
+  response: {
+    200: { type: 'object', description: 'The OpenAPI document', additionalProperties: true, properties: { openapi: { type: 'string' } } },
+    ...errorResponses,
+  },
 };

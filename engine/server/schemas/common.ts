@@ -48,14 +48,31 @@ export function envelope(data: object, options: { list?: boolean } = {}): object
   };
 }
 
-/** Responses of a route: the success status with its data, and the error envelope otherwise. */
-/** Every route's `default` response: the spec's error envelope. */
+/**
+ * Every route's error answers: the spec's envelope, as 4XX and 5XX. openapi.ts replaces both
+ * with one shared component in the document.
+ */
 export const errorResponse = { ...errorEnvelope, description: 'Error envelope' };
+export const errorResponses = { '4XX': errorResponse, '5XX': errorResponse } as const;
 
-export function responses(status: number, data: object, options: { list?: boolean; description?: string } = {}): Record<string, object> {
+/** The `etag: "<version>"` answer header (contract.md §3 records). */
+export const etagHeader = {
+  etag: { type: 'string', description: 'The record version, quoted ("3"): send it back in if-match.' },
+} as const;
+
+/** Responses of a route: the success status with its data (and answer headers), and the error envelope otherwise. */
+export function responses(
+  status: number,
+  data: object,
+  options: { list?: boolean; description?: string; headers?: Record<string, object> } = {},
+): Record<string, object> {
   return {
-    [status]: { ...envelope(data, options), description: options.description ?? 'Success' },
-    default: errorResponse,
+    [status]: {
+      ...envelope(data, options),
+      description: options.description ?? 'Success',
+      ...(options.headers ? { headers: options.headers } : {}),
+    },
+    ...errorResponses,
   };
 }
 

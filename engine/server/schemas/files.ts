@@ -1,5 +1,5 @@
 import { MAX_DOCUMENT_TITLE_LENGTH, MAX_FILE_NAME_LENGTH } from '../../model/file-names.js';
-import { deletedIdSchema, errorResponse, idParam, lookupParams, responses, securityRequired } from './common.js';
+import { deletedIdSchema, errorResponses, idParam, lookupParams, responses, securityRequired } from './common.js';
 
 /**
  * Files and documents (contract.md §3 "Files and documents"). Upload bodies are
@@ -31,8 +31,12 @@ export const fileContentDocs: SwaggerTransform = ({ schema, url }) => ({
   schema: {
     ...schema,
     response: {
-      200: { description: "The file's bytes, with its stored content type", content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
-      default: errorResponse,
+      200: {
+        description: "The file's bytes, with its stored content type",
+        headers: { etag: { type: 'string', description: 'The sha256 of the bytes, quoted' } },
+        content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+      },
+      ...errorResponses,
     },
   },
 });
@@ -68,6 +72,7 @@ const fileId = idParam('id', 'the file id');
 const documentId = idParam('id', 'the document id');
 
 export const uploadFileSchema = {
+  operationId: 'uploadFile',
   tags: ['files'], security: securityRequired,
   summary: 'Upload a file (multipart/form-data, field `file`)',
   description:
@@ -78,17 +83,20 @@ export const uploadFileSchema = {
 };
 
 export const getFileSchema = {
+  operationId: 'getFile',
   tags: ['files'], security: securityRequired, summary: "A file's metadata",
   params: fileId,
   response: responses(200, fileOut),
 };
 
 export const fileContentSchema = {
+  operationId: 'getFileContent',
   tags: ['files'], security: securityRequired, summary: "A file's bytes, with its content type",
   params: fileId,
 };
 
 export const renameFileSchema = {
+  operationId: 'renameFile',
   tags: ['files'], security: securityRequired, summary: "Rename a file (someone else's upload → 500 SCHEMA_ACCESS_DENIED unless owner or admin)",
   params: fileId,
   body: {
@@ -101,6 +109,7 @@ export const renameFileSchema = {
 };
 
 export const deleteFileSchema = {
+  operationId: 'deleteFile',
   tags: ['files'], security: securityRequired,
   summary: "Delete a file (someone else's upload → 500 SCHEMA_ACCESS_DENIED unless owner or admin)",
   params: fileId,
@@ -108,6 +117,7 @@ export const deleteFileSchema = {
 };
 
 export const uploadDocumentSchema = {
+  operationId: 'uploadDocument',
   tags: ['documents'], security: securityRequired,
   summary: 'Upload a file and attach it to a document attribute (multipart: `file`, optional `title`)',
   description:
@@ -119,12 +129,14 @@ export const uploadDocumentSchema = {
 };
 
 export const getDocumentSchema = {
+  operationId: 'getDocument',
   tags: ['documents'], security: securityRequired, summary: 'A document',
   params: documentId,
   response: responses(200, documentOut),
 };
 
 export const patchDocumentSchema = {
+  operationId: 'updateDocument',
   tags: ['documents'], security: securityRequired, summary: "Change a document's title",
   params: documentId,
   body: {
@@ -137,6 +149,7 @@ export const patchDocumentSchema = {
 };
 
 export const deleteDocumentSchema = {
+  operationId: 'deleteDocument',
   tags: ['documents'], security: securityRequired, summary: 'Delete a document (its id leaves the record value)',
   params: documentId,
   response: responses(200, deletedIdSchema),

@@ -1,5 +1,5 @@
-import { FILTER_OPS } from '../../model/filter.js';
-import { IF_MATCH_PATTERN, deletedIdSchema, freeMapping, lookupParams, responses, securityRequired } from './common.js';
+import { FILTER_SCHEMA } from '../../declaration/json-schema.js';
+import { IF_MATCH_PATTERN, deletedIdSchema, etagHeader, freeMapping, lookupParams, responses, securityRequired } from './common.js';
 import { MAX_BULK, MAX_BULK_WRITE } from '../../model/limits.js';
 
 /** The record as every route returns it (contract.md §3). */
@@ -36,6 +36,7 @@ const tags = ['records'];
 const security = securityRequired;
 
 export const createRecordSchema = {
+  operationId: 'createRecord',
   tags, security, summary: 'Create a record',
   params: objectParam,
   headers: idempotencyHeader,
@@ -44,12 +45,14 @@ export const createRecordSchema = {
 };
 
 export const getRecordSchema = {
+  operationId: 'getRecord',
   tags, security, summary: 'Get a record (etag: "<version>")',
   params: recordParams,
-  response: responses(200, recordOut),
+  response: responses(200, recordOut, { headers: etagHeader }),
 };
 
 export const updateRecordSchema = {
+  operationId: 'updateRecord',
   tags, security, summary: 'Update a record (partial; if-match required)',
   params: recordParams,
   headers: {
@@ -60,16 +63,18 @@ export const updateRecordSchema = {
     },
   },
   body: { ...freeMapping, minProperties: 1 },
-  response: responses(200, recordOut),
+  response: responses(200, recordOut, { headers: etagHeader }),
 };
 
 export const deleteRecordSchema = {
+  operationId: 'deleteRecord',
   tags, security, summary: 'Delete a record',
   params: recordParams,
   response: responses(200, deletedIdSchema),
 };
 
 export const bulkCreateSchema = {
+  operationId: 'bulkCreateRecords',
   tags, security, summary: 'Create many records (1..10,000), all or nothing',
   params: objectParam,
   headers: idempotencyHeader,
@@ -87,6 +92,7 @@ export const bulkCreateSchema = {
 };
 
 export const bulkUpdateSchema = {
+  operationId: 'bulkUpdateRecords',
   tags, security, summary: 'Update many records (1..10,000), all or nothing',
   params: objectParam,
   headers: idempotencyHeader,
@@ -120,6 +126,7 @@ export const bulkUpdateSchema = {
 };
 
 export const bulkDeleteSchema = {
+  operationId: 'bulkDeleteRecords',
   tags, security, summary: 'Delete many records (1..1000 ids), all or nothing',
   params: objectParam,
   headers: idempotencyHeader,
@@ -133,16 +140,14 @@ export const bulkDeleteSchema = {
 };
 
 export const searchRecordsSchema = {
+  operationId: 'searchRecords',
   tags, security, summary: 'Search the records of one object (filter, sort, keyset cursor)',
   params: objectParam,
   body: {
     type: 'object',
     additionalProperties: false,
     properties: {
-      filter: {
-        type: 'object',
-        description: `{ attr: value } or { attr: { op: value } } with ops ${FILTER_OPS.join(' ')}; and/or/not combinators.`,
-      },
+      filter: FILTER_SCHEMA,
       sort: {
         type: 'array',
         maxItems: 10,

@@ -1,6 +1,6 @@
-import { ATTRIBUTE_TYPES } from '../../model/attribute.js';
+import { attributeFieldSchemas } from '../../declaration/json-schema.js';
 import { NAME_PATTERN_SOURCE } from '../../model/names.js';
-import { SIZE_PATTERN_SOURCE } from '../../model/sizes.js';
+import type { JsonSchema } from '../../model/types/type-def.js';
 import { deletedIdSchema, lookupParams, ownerSchema, responses, securityRequired } from './common.js';
 
 /**
@@ -12,39 +12,23 @@ const nameField = (what: string) =>
   ({ type: 'string', description: `The ${what} name: ${NAME_PATTERN_SOURCE}, else 400 SCHEMA_INVALID_${what.toUpperCase()}_NAME.` }) as const;
 
 /**
- * AddAttributeInput (contract.md §2), field by field. `renamedFrom` is not among them: it
- * is a declaration-file hint for sync, so a runtime body carrying it is refused (400)
- * rather than silently ignored.
+ * AddAttributeInput (contract.md §2): the fields come from the attribute-type registry, as
+ * the declaration JSON Schema's do (engine/declaration/json-schema.ts), so a value one
+ * accepts the other accepts too. The route shape is the union of every type's fields; which
+ * fields apply to which type is checked by the store (engine/store/schema-input.ts, through
+ * the same declaration schema), which names the type in its answer. `renamedFrom` is not
+ * among them: it is a declaration-file hint for sync, so a runtime body carrying it is
+ * refused (400) rather than silently ignored.
  */
-const attributeFields = {
-  name: nameField('attribute'),
-  type: { type: 'string', enum: [...ATTRIBUTE_TYPES] },
-  label: { type: 'string', maxLength: 200 },
-  description: { type: 'string', maxLength: 2000 },
-  required: { type: 'boolean' },
-  unique: { type: 'boolean' },
-  default: { description: 'Any JSON value valid for the type.' },
-  min: { type: 'number' },
-  max: { type: 'number' },
-  minLength: { type: 'integer', minimum: 0 },
-  maxLength: { type: 'integer', minimum: 0 },
-  pattern: { type: 'string', maxLength: 1000 },
-  options: { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 200 } },
-  target: { type: 'string', minLength: 1, maxLength: 200 },
-  multiple: { type: 'boolean' },
-  accepts: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 200 } },
-  maxFileSize: {
-    description: 'Bytes, or a size such as "10MB".',
-    anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: SIZE_PATTERN_SOURCE }],
-  },
-} as const;
+const { renamedFrom: _declarationOnly, ...declaredFields } = attributeFieldSchemas();
+const attributeFields: Record<string, JsonSchema> = { name: nameField('attribute'), ...declaredFields };
 
 export const addAttributeInput = {
   type: 'object',
   required: ['name', 'type'],
   additionalProperties: false,
   properties: attributeFields,
-} as const;
+};
 
 /** The field schema also taking `null`; `default` (any JSON value) takes it already. */
 function orNull(field: object): object {
@@ -111,11 +95,13 @@ const tags = ['schema'];
 const security = securityRequired;
 
 export const listObjectsSchema = {
+  operationId: 'listObjects',
   tags, security, summary: 'List every object with its attributes, owner and protected flags',
   response: responses(200, { type: 'array', items: storedObject }, { list: true }),
 };
 
 export const createObjectSchema = {
+  operationId: 'createObject',
   tags, security, summary: 'Create a runtime object',
   body: {
     type: 'object',
@@ -132,12 +118,14 @@ export const createObjectSchema = {
 };
 
 export const getObjectSchema = {
+  operationId: 'getObject',
   tags, security, summary: 'Get one object by id or name',
   params: objectIdParam,
   response: responses(200, storedObject),
 };
 
 export const deleteObjectSchema = {
+  operationId: 'deleteObject',
   tags, security, summary: 'Delete an object (refuses protected, referenced, and non-empty unless force=true)',
   params: objectIdParam,
   querystring: {
@@ -149,6 +137,7 @@ export const deleteObjectSchema = {
 };
 
 export const addAttributeSchema = {
+  operationId: 'addAttribute',
   tags, security, summary: 'Add a runtime attribute',
   params: objectIdParam,
   body: addAttributeInput,
@@ -156,6 +145,7 @@ export const addAttributeSchema = {
 };
 
 export const updateAttributeSchema = {
+  operationId: 'updateAttribute',
   tags, security, summary: 'Update an attribute (refused when stored data breaks the change)',
   params: attributeParams,
   body: attributePatchInput,
@@ -163,6 +153,7 @@ export const updateAttributeSchema = {
 };
 
 export const deleteAttributeSchema = {
+  operationId: 'deleteAttribute',
   tags, security, summary: 'Delete an attribute',
   params: attributeParams,
   response: responses(200, deletedIdSchema),
