@@ -71,7 +71,7 @@ describe('drift (engine/plan/drift.ts)', () => {
 
   it('compares roles too: a runtime change, a pending edit, and no drift for a spelled-out default', () => {
     const sales = { permissions: [{ object: 'deal', actions: ['read' as const] }] };
-    const withRoles = (roles: Declaration['roles']): Declaration => ({ objects: {}, views: {}, roles });
+    const withRoles = (roles: NonNullable<Declaration['roles']>): Declaration => ({ objects: {}, views: {}, roles });
     const applied = withRoles({ sales, ops: sales });
     const instance = withRoles({ sales: { ...sales, schema: 'none' }, ops: { ...sales, schema: 'read' } });
     const files = withRoles({ sales: { ...sales, renamedFrom: 'sellers' }, ops: sales, audit: sales });
