@@ -5,7 +5,7 @@ import type { CommandRun } from '../context.js';
 import { connect } from '../instance.js';
 import { renderDriftMarkdown, renderDriftText } from '../render/drift.js';
 import { loadOrFail } from './plan-support.js';
-import { storedDeclaration } from './plan.js';
+import { storedDeclaration } from './pull.js';
 
 interface DriftOptions {
   format?: 'text' | 'json' | 'markdown';

@@ -4,7 +4,6 @@ import { createTwoFilesPatch } from 'diff';
 import { stringify } from 'yaml';
 import type { Declaration } from '../../engine/model/declaration.js';
 import type { Plan } from '../../engine/plan/types.js';
-import type { SchemaClient } from '../../engine/sdk/index.js';
 import type { CommandRun } from '../context.js';
 import { withProtect } from '../../engine/plan/protect.js';
 import { CliError } from '../errors.js';
@@ -12,7 +11,8 @@ import { connect } from '../instance.js';
 import { renderPlanMarkdown } from '../render/markdown.js';
 import { renderPlanGithub, renderPlanJson, renderPlanText } from '../render/plan.js';
 import { loadOrFail, locator, type SavedPlan } from './plan-support.js';
-import { sourceDeclaration } from './pull.js';
+import { storedDeclaration } from './pull.js';
+import { declOf } from '../../engine/plan/roles.js';
 
 interface PlanOptions {
   diff?: boolean;
@@ -25,9 +25,6 @@ interface PlanOptions {
  * What the instance holds for a source, as a declaration (the stored schema, so runtime
  * changes since the last push show in --diff too; empty before its first push).
  */
-export async function storedDeclaration(client: SchemaClient, source: string): Promise<Declaration> {
-  return sourceDeclaration(await client.schema.listObjects(), await client.views.list(), source);
-}
 
 /** Without `renamedFrom` hints: they are instructions for one push, not part of the shape. */
 function forDiff(d: Declaration): string {
@@ -45,10 +42,7 @@ function forDiff(d: Declaration): string {
   for (const name of Object.keys(d.views ?? {}).sort()) views[name] = d.views[name];
   if (!d.roles || Object.keys(d.roles).length === 0) return stringify({ objects, views });
   const roles: Record<string, unknown> = {};
-  for (const name of Object.keys(d.roles).sort()) {
-    const { renamedFrom: _r, ...rest } = d.roles[name]!;
-    roles[name] = { ...rest, schema: rest.schema ?? 'none' };
-  }
+  for (const name of Object.keys(d.roles).sort()) roles[name] = declOf(d.roles[name]!);
   return stringify({ objects, views, roles });
 }
 

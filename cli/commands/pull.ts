@@ -5,6 +5,7 @@ import type { AttributeDecl, Declaration, ObjectDecl } from '../../engine/model/
 import type { Owner, StoredObject, StoredRole, StoredView } from '../../engine/model/stored.js';
 import { roleDecl } from '../../engine/plan/roles.js';
 import { storedSpec } from '../../engine/plan/attributes.js';
+import type { SchemaClient } from '../../engine/sdk/index.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { clientFor, configPathOf } from '../instance.js';
@@ -50,6 +51,13 @@ export function sourceDeclaration(objects: StoredObject[], views: StoredView[], 
     (out.roles ??= {})[r.name] = roleDecl(r);
   }
   return out;
+}
+
+/** What the instance holds for a source, as a declaration (pull, plan --diff, drift). */
+export async function storedDeclaration(client: SchemaClient, source: string): Promise<Declaration> {
+  // GET /roles answers built-ins too, and a `keys`/`builtIn` pair that is not part of a declaration.
+  const roles: StoredRole[] = (await client.roles.list()).filter((r) => !r.builtIn && r.owner).map(({ builtIn: _b, keys: _k, owner, ...r }) => ({ ...r, owner: owner! }));
+  return sourceDeclaration(await client.schema.listObjects(), await client.views.list(), source, roles);
 }
 
 /** Declaration files already in the folder (the project file itself aside). */
@@ -105,9 +113,7 @@ export const run: CommandRun<PullOptions> = async (ctx) => {
   } else {
     const source = sourceOf(configPath);
     if (!source) throw new CliError(`No source id: ${relative(ctx.cwd, configPath)} is missing or has no "source".`, { hint: 'Run `schemasync init`, or pull runtime objects with --runtime.' });
-    // GET /roles answers built-ins too, and a `keys`/`builtIn` pair that is not part of a declaration.
-    const roles: StoredRole[] = (await client.roles.list()).filter((r) => !r.builtIn && r.owner).map(({ builtIn: _b, keys: _k, owner, ...r }) => ({ ...r, owner: owner! }));
-    declaration = sourceDeclaration(await client.schema.listObjects(), await client.views.list(), source, roles);
+    declaration = await storedDeclaration(client, source);
   }
 
   mkdirSync(folder, { recursive: true });

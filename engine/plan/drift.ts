@@ -1,12 +1,13 @@
 import type { Declaration } from '../model/declaration.js';
 import { specOf } from './attributes.js';
 import { attributeChanges, sameValue } from './compare.js';
+import { declOf } from './roles.js';
 
 /**
  * `schemasync drift` (contract.md §4): three states of a source — the declaration last
  * applied (stored on the instance with the source), what the instance holds now (its
- * objects, attributes and views owned by the source), and the files — compared entity by
- * entity (`object`, `object.attribute`, `view:name`). Each difference is classified:
+ * objects, attributes, views and roles owned by the source), and the files — compared entity
+ * by entity (`object`, `object.attribute`, `view:name`, `role:name`). Each difference is classified:
  * - `pending`: the files moved, the instance did not (an edit not yet synced);
  * - `runtime`: the instance moved outside the source, the files did not;
  * - `both`: the instance and the files each moved away from what was applied.
@@ -44,6 +45,10 @@ function flatten(d: Declaration): Flat {
     }
   }
   for (const [name, v] of Object.entries(d.views ?? {})) out.set(`view:${name}`, { value: v, same: (x) => sameValue(clean(v), clean(x)) });
+  for (const [name, r] of Object.entries(d.roles ?? {})) {
+    const role = declOf(r);
+    out.set(`role:${name}`, { value: role, same: (x) => sameValue(clean(role), clean(x)) });
+  }
   return out;
 }
 

@@ -20,10 +20,11 @@ const ROLE_FIELDS = ['label', 'description', 'schema', 'permissions'] as const;
 
 export function roleDecl(r: StoredRole): RoleDecl {
   const { name: _n, owner: _o, ...rest } = r;
-  return compact({ ...rest, schema: rest.schema ?? 'none' } as RoleDecl);
+  return declOf(rest);
 }
 
-const declOf = (d: RoleDecl): RoleDecl => {
+/** A role as compared (planner, drift, plan --diff): no sync hint, the schema default spelled out. */
+export const declOf = (d: RoleDecl): RoleDecl => {
   const { renamedFrom: _r, ...rest } = d;
   return compact({ ...rest, schema: rest.schema ?? 'none' } as RoleDecl);
 };

@@ -68,4 +68,16 @@ describe('drift (engine/plan/drift.ts)', () => {
     const b = decl({ doc: { multiple: false, maxFileSize: 1048576, type: 'document' } });
     expect(compareDrift({ source: 'crm', version: 1, applied: a, instance: b, files: a }).items).toEqual([]);
   });
+
+  it('compares roles too: a runtime change, a pending edit, and no drift for a spelled-out default', () => {
+    const sales = { permissions: [{ object: 'deal', actions: ['read' as const] }] };
+    const withRoles = (roles: NonNullable<Declaration['roles']>): Declaration => ({ objects: {}, views: {}, roles });
+    const applied = withRoles({ sales, ops: sales });
+    const instance = withRoles({ sales: { ...sales, schema: 'none' }, ops: { ...sales, schema: 'read' } });
+    const files = withRoles({ sales: { ...sales, renamedFrom: 'sellers' }, ops: sales, audit: sales });
+    expect(compareDrift({ source: 'crm', version: 1, applied, instance, files }).items.map((i) => [i.target, i.kind])).toEqual([
+      ['role:ops', 'runtime'],
+      ['role:audit', 'pending'],
+    ]);
+  });
 });
