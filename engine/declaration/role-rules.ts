@@ -1,4 +1,4 @@
-import { isValidName } from '../model/names.js';
+import { isValidName, malformedName } from '../model/names.js';
 import { isBuiltinRole } from '../model/roles.js';
 import { isPlainObject, type Path } from './diagnostic.js';
 import { add, subject, unreadableNote, type RuleContext } from './rules.js';
@@ -29,7 +29,7 @@ export function checkRoles(roles: Record<string, unknown>, ctx: RuleContext, obj
       add(ctx, {
         severity: 'error',
         code: 'SCHEMA_VALIDATION_FAILED',
-        message: `Role name ${JSON.stringify(name)} is malformed: use lowercase letters, digits and underscores, starting with a letter, at most 63 characters.`,
+        message: malformedName('Role', name),
         path,
         on: 'key',
         ...(suggestion ? { suggestion } : {}),

@@ -1,7 +1,7 @@
 import type { AttributeSpec } from '../model/attribute.js';
 import { SYSTEM_FILTER_FIELDS, systemFilterSpec, FILTER_OPS, checkFilter, checkSort, type FilterOp, type Scalar } from '../model/filter.js';
 import { filterOperand, operandSpec } from '../model/filter-operand.js';
-import { attributeNameProblem, isValidName, objectNameProblem } from '../model/names.js';
+import { attributeNameProblem, isValidName, malformedName, objectNameProblem } from '../model/names.js';
 import { parseSize } from '../model/sizes.js';
 import { isAttributeType, parseValue, typeDef } from '../model/types/registry.js';
 import { describePath, isPlainObject, type Diagnostic, type Path } from './diagnostic.js';
@@ -89,7 +89,7 @@ export function checkDeclarationRules(raw: Record<string, unknown>, ctx: RuleCon
       add(ctx, {
         severity: 'error',
         code: 'SCHEMA_VALIDATION_FAILED',
-        message: `View name ${JSON.stringify(name)} is malformed: use lowercase letters, digits and underscores, starting with a letter, at most 63 characters.`,
+        message: malformedName('View', name),
         path,
         on: 'key',
         ...(suggestion ? { suggestion } : {}),

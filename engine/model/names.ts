@@ -27,6 +27,11 @@ export function isValidName(name: unknown): name is string {
 
 const NAME_RULE = 'lowercase letters, digits and underscores, starting with a letter, at most 63 characters';
 
+/** The one sentence for a name that breaks the name rule: objects, attributes, views and roles alike. */
+export function malformedName(kind: 'Object' | 'Attribute' | 'View' | 'Role', name: unknown): string {
+  return `${kind} name ${quoteName(name)} is malformed: use ${NAME_RULE}.`;
+}
+
 /**
  * A name as messages quote it. Routes do not cap name lengths (a bad name answers its
  * code, an unknown one its NOT_FOUND), so a 10,000-character name is cut, not echoed whole.
@@ -41,7 +46,7 @@ export function objectNameProblem(name: unknown): ServiceError | null {
   if (!isValidName(name)) {
     return new ServiceError(
       'SCHEMA_INVALID_OBJECT_NAME',
-      `Object name ${quoteName(name)} is malformed: use ${NAME_RULE}.`,
+      malformedName('Object', name),
     );
   }
   if (RESERVED_OBJECT_NAMES.includes(name)) {
@@ -58,7 +63,7 @@ export function attributeNameProblem(name: unknown): ServiceError | null {
   if (!isValidName(name)) {
     return new ServiceError(
       'SCHEMA_INVALID_ATTRIBUTE_NAME',
-      `Attribute name ${quoteName(name)} is malformed: use ${NAME_RULE}.`,
+      malformedName('Attribute', name),
     );
   }
   if (SYSTEM_ATTRIBUTES.includes(name)) {

@@ -82,7 +82,7 @@ describe('records list|get|create|update|delete', () => {
     expect(JSON.parse(updated.stdout)).toMatchObject({ version: rec.version + 1, values: { qty: 4 } });
     const stale = await run(['records', 'update', 'plain', rec.id, '--data', '{"qty":5}', '--if-match', String(rec.version)]);
     expect(stale.code).toBe(1);
-    expect(stale.stderr).toMatch(/^Error: 409 SCHEMA_CONFLICT: .*\n  the record changed since that version: read it again \(schemasync records get plain [0-9a-f-]+\) and retry, or use --read-first$/m);
+    expect(stale.stderr).toMatch(/^Error: 409 SCHEMA_CONFLICT: .*\n  hint: the record changed since that version: read it again \(schemasync records get plain [0-9a-f-]+\) and retry, or use --read-first$/m);
     const readFirst = await run(['records', 'update', 'plain', rec.id, '--data', '{"qty":6}', '--read-first', '--json']);
     expect(readFirst.code, readFirst.stderr).toBe(0);
     expect(JSON.parse(readFirst.stdout)).toMatchObject({ version: rec.version + 2, values: { qty: 6 } });

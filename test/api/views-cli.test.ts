@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './cli.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
 // `schemasync views` as a user runs it (the built bin, through the SDK) against a real server.
-const bin = join(import.meta.dirname, '..', '..', 'bin', 'schemasync');
 const cwd = mkdtempSync(join(tmpdir(), 'schemasync-views-cli-'));
 let s: TestServer;
 beforeAll(async () => {
@@ -24,19 +23,7 @@ afterAll(async () => {
   rmSync(cwd, { recursive: true, force: true });
 });
 
-function cli(args: string[], key = s.ownerKey): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, '--base-url', s.base, '--api-key', key, '--no-color', ...args], {
-      cwd,
-      env: { ...process.env, SCHEMASYNC_API_KEY: '', SCHEMASYNC_BASE_URL: '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[], key = s.ownerKey) => runCli(s.base, key, args, cwd);
 
 describe('schemasync views', () => {
   it('put, list, get, run (one page, --all, --json) and delete', async () => {

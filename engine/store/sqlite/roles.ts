@@ -1,6 +1,6 @@
 import { closest } from '../../declaration/suggest.js';
 import { ServiceError, type FieldError } from '../../errors.js';
-import { objectNameProblem, quoteName } from '../../model/names.js';
+import { isValidName, malformedName, quoteName } from '../../model/names.js';
 import { isBuiltinRole, renameRoleObject, type RoleDecl } from '../../model/roles.js';
 import type { Owner, StoredRole } from '../../model/stored.js';
 import { ownerOf } from './catalog.js';
@@ -89,9 +89,8 @@ export function roleNotFound(name: string): ServiceError {
 
 /** A role name follows the object-name rule (contract.md §2); the spec has no role-name code. */
 export function checkRoleName(name: string): void {
-  const problem = objectNameProblem(name);
-  if (problem) {
-    const message = problem.message.replace(/^Object name/, 'Role name');
+  if (!isValidName(name)) {
+    const message = malformedName('Role', name);
     throw new ServiceError('SCHEMA_VALIDATION_FAILED', message, { errors: [{ path: ['name'], message }] });
   }
 }
