@@ -177,6 +177,15 @@ describe('POST /search and GET /global-search', () => {
     expect(ids(await search('timbuktu'))).toEqual([deal]);
     expect((await s.call('DELETE', `/documents/${doc}`)).status).toBe(200);
     expect(await search('timbuktu')).toEqual([]);
+    // A record deleted takes its documents, and their titles leave the index with them.
+    const other = await create('deal', { title: 'Small deal' });
+    const form2 = new FormData();
+    form2.append('file', new Blob(['%PDF-1.4'], { type: 'application/pdf' }), 'd.pdf');
+    form2.append('title', 'Kathmandu memo');
+    expect((await fetch(`${s.base}/upload/deal/${other}/contract`, { method: 'POST', headers: { authorization: `Bearer ${s.ownerKey}` }, body: form2 })).status).toBe(201);
+    expect(ids(await search('kathmandu'))).toEqual([other]);
+    expect((await s.call('DELETE', `/records/deal/${other}`)).status).toBe(200);
+    expect(await search('kathmandu')).toEqual([]);
   });
 
   it('returns and counts only hits in objects the key may read (custom role, scopes)', async () => {
@@ -255,6 +264,25 @@ describe('POST /search and GET /global-search', () => {
       const r = await s.call('POST', '/search', { body: { query: q } });
       if (q.trim() === '') expect(r.status).toBe(400);
       else expect(r.status, `query ${JSON.stringify(q)}: ${r.text}`).toBe(200);
+    }
+  });
+});
+
+describe('rate limit', () => {
+  it('POST /search and GET /global-search share the global-search bucket (30 per minute)', async () => {
+    const r = await startTestServer({ rateLimit: true });
+    try {
+      for (let i = 0; i < 15; i++) {
+        expect((await r.call('POST', '/search', { body: { query: 'x' } })).status).toBe(200);
+        expect((await r.call('GET', '/global-search?q=x')).status).toBe(200);
+      }
+      const over = await r.call('GET', '/global-search?q=x');
+      expect(over.status).toBe(429);
+      expect(over.body.message).toBe('ThrottlerException: Too Many Requests');
+      // Other routes are in the default bucket, still open.
+      expect((await r.call('GET', '/schema/objects')).status).toBe(200);
+    } finally {
+      await r.close();
     }
   });
 });
