@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AttributeDecl, Declaration } from '../../engine/model/declaration.js';
 import { openStore } from '../../engine/store/index.js';
 import type { Store } from '../../engine/store/types.js';
@@ -79,4 +79,26 @@ describe('store: the handOver cache agrees with the uncached reads', () => {
       }
     });
   }
+});
+
+describe('store: a source read through another connection', () => {
+  it('sees a no-step push that changed the declaration within the same millisecond', async () => {
+    // Two stores on one file, as two server processes: each keeps its parsed copy of a source
+    // while (version, appliedAt) is unchanged. A frozen clock makes every write land in the
+    // same millisecond, which a fast machine does for real.
+    vi.useFakeTimers({ toFake: ['Date'], now: new Date('2026-11-24T12:00:00.000Z') });
+    const other = openStore({ path: join(dir, 'cached.db'), filesDir: false });
+    try {
+      const first: Declaration = { objects: { deal: { attributes: { title: { type: 'text' }, amount: { type: 'number' } } } }, views: {} };
+      await cached.pushSource('s', first, {});
+      expect(Object.keys((await other.findSource('s'))!.declaration.objects['deal']!.attributes)).toEqual(['title', 'amount']);
+      const reordered: Declaration = { objects: { deal: { attributes: { amount: { type: 'number' }, title: { type: 'text' } } } }, views: {} };
+      const answer = await cached.pushSource('s', reordered, {});
+      expect(answer.plan.steps).toEqual([]);
+      expect(Object.keys((await other.findSource('s'))!.declaration.objects['deal']!.attributes)).toEqual(['amount', 'title']);
+    } finally {
+      vi.useRealTimers();
+      await other.close();
+    }
+  });
 });

@@ -2,7 +2,7 @@ import { ServiceError } from '../../errors.js';
 import type { Declaration } from '../../model/declaration.js';
 import { sameJson } from '../../model/same-json.js';
 import { planPush, refusal } from '../../plan/index.js';
-import { now } from './database.js';
+import { nowAfter } from './database.js';
 import { keysWithRole, listRoles } from './roles.js';
 import type { SqliteStore } from './core.js';
 import type { Plan } from '../../plan/types.js';
@@ -59,7 +59,7 @@ function planAndApply(store: SqliteStore, id: string, declaration: Declaration, 
     // attribute): GET /schema/sources/:id must return what was last pushed (contract §3).
     // The version stays: the schema did not move, so a saved plan's if-match still holds.
     if (!sameJson(source.declaration, declaration) && JSON.stringify(source.declaration) !== JSON.stringify(declaration)) {
-      store.db.prepare('UPDATE _ss_sources SET declaration = ?, applied_at = ? WHERE id = ?').run(JSON.stringify(declaration), now(), id);
+      store.db.prepare('UPDATE _ss_sources SET declaration = ?, applied_at = ? WHERE id = ?').run(JSON.stringify(declaration), nowAfter(source.appliedAt), id);
       if (options.handOver) store.rememberSource(id, declaration);
     }
     return { result: { version: currentVersion, applied: true, plan } };
