@@ -163,7 +163,7 @@ export function planPush(input: PlanInput): Plan {
   steps.push(...views.drops, ...views.creates, ...views.changes);
   conflicts.push(...views.conflicts);
 
-  const roles = diffRoles(sourceId, declaration.roles ?? {}, input.roles ?? [], new Set(Object.keys(prev?.roles ?? {})));
+  const roles = diffRoles(sourceId, declaration.roles ?? {}, input.roles ?? [], new Set(Object.keys(prev?.roles ?? {})), renamed);
   steps.push(...roles.steps);
   conflicts.push(...roles.conflicts);
 

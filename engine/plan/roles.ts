@@ -1,4 +1,4 @@
-import type { RoleDecl } from '../model/roles.js';
+import { renameRoleObject, type RoleDecl } from '../model/roles.js';
 import { ownerText, type StoredRole } from '../model/stored.js';
 import { compact, sameValue } from './compare.js';
 import * as msg from './messages.js';
@@ -37,6 +37,8 @@ export function diffRoles(
   declared: Record<string, RoleDecl>,
   stored: readonly PlannedRole[],
   previouslyDeclared: ReadonlySet<string>,
+  /** Object renames of this push (old → new): a declared permission naming the old name follows (contract.md §2). */
+  renamedObjects: ReadonlyMap<string, string> = new Map(),
 ): { steps: Step[]; conflicts: Conflict[] } {
   const steps: Step[] = [];
   const conflicts: Conflict[] = [];
@@ -44,7 +46,8 @@ export function diffRoles(
   const renamedAway = new Set<string>();
   for (const [name, raw] of Object.entries(declared)) {
     const target = `role:${name}`;
-    const to = declOf(raw);
+    let to = declOf(raw);
+    for (const [from, into] of renamedObjects) to = renameRoleObject(to, from, into) ?? to;
     let cur = byName.get(name);
     const from = raw.renamedFrom !== undefined && raw.renamedFrom !== name ? byName.get(raw.renamedFrom) : undefined;
     if (from && !cur && (from.owner.kind === 'runtime' || mine(from, sourceId, previouslyDeclared))) {

@@ -105,6 +105,20 @@ describe('roles in a push', () => {
     expect((await s.call('GET', '/views/big')).status).toBe(200);
   });
 
+  it('a declared role that still names an object by the name the same push renames follows the rename', async () => {
+    await push({ objects, views: {}, roles: { sales } });
+    const renamedObjects = { company: objects.company, opportunity: { ...objects.deal, renamedFrom: 'deal' } };
+    // The files still say `deal` in the role: the push renames it with the object (contract.md §2).
+    expect((await push({ objects: renamedObjects, views: {}, roles: { sales } })).status).toBe(200);
+    expect((await s.call('GET', '/roles/sales')).body.data.permissions).toEqual([
+      { object: 'opportunity', actions: ['read', 'create', 'update'] },
+      { object: 'company', actions: ['read'] },
+    ]);
+    // and the next push of the updated files plans nothing for the role
+    const salesRenamed = { ...sales, permissions: [{ object: 'opportunity', actions: ['read', 'create', 'update'] }, sales.permissions[1]] };
+    expect((await plan({ objects: renamedObjects, views: {}, roles: { sales: salesRenamed } })).steps).toEqual([]);
+  });
+
   it('a runtime role that grants on an object the push drops is a conflict', async () => {
     await push({ objects, views: {}, roles: {} });
     await s.call('POST', '/roles', { body: { name: 'auditor', permissions: [{ object: 'deal', actions: ['read'] }] } });
