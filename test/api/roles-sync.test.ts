@@ -108,14 +108,16 @@ describe('roles in a push', () => {
   it('a declared role that still names an object by the name the same push renames follows the rename', async () => {
     await push({ objects, views: {}, roles: { sales } });
     const renamedObjects = { company: objects.company, opportunity: { ...objects.deal, renamedFrom: 'deal' } };
-    // The files still say `deal` in the role: the push renames it with the object (contract.md §2).
-    expect((await push({ objects: renamedObjects, views: {}, roles: { sales } })).status).toBe(200);
+    // The files still say `deal` in the role, which the same push also widens: the role's
+    // permission follows the object's rename (contract.md §2) rather than naming the old name.
+    const wider = { ...sales, permissions: [{ object: 'deal', actions: ['read', 'create', 'update', 'delete'] }, sales.permissions[1]] };
+    expect((await push({ objects: renamedObjects, views: {}, roles: { sales: wider } })).status).toBe(200);
     expect((await s.call('GET', '/roles/sales')).body.data.permissions).toEqual([
-      { object: 'opportunity', actions: ['read', 'create', 'update'] },
+      { object: 'opportunity', actions: ['read', 'create', 'update', 'delete'] },
       { object: 'company', actions: ['read'] },
     ]);
     // and the next push of the updated files plans nothing for the role
-    const salesRenamed = { ...sales, permissions: [{ object: 'opportunity', actions: ['read', 'create', 'update'] }, sales.permissions[1]] };
+    const salesRenamed = { ...sales, permissions: [{ object: 'opportunity', actions: ['read', 'create', 'update', 'delete'] }, sales.permissions[1]] };
     expect((await plan({ objects: renamedObjects, views: {}, roles: { sales: salesRenamed } })).steps).toEqual([]);
   });
 
