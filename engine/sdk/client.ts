@@ -96,6 +96,18 @@ export class RecordsApi {
     const a = await this.t.request<RecordOut[]>('POST', this.path('/search'), { body: options, idempotent: true });
     return { records: a.data, nextCursor: a.page?.nextCursor ?? null, ...(a.page?.total !== undefined ? { total: a.page.total } : {}) };
   }
+  /**
+   * Every record matching `filter`, page by page (contract.md §5: "an async iterator over
+   * every page"); keyset cursors, so records inserted meanwhile never repeat one already seen.
+   */
+  async *iterate(options: Omit<SearchOptions, 'cursor'> = {}): AsyncGenerator<RecordOut> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.search({ ...options, ...(cursor !== undefined ? { cursor } : {}) });
+      yield* page.records;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+  }
 }
 
 export class SchemaApi {
