@@ -71,13 +71,6 @@ async function addHint(err: unknown, name: string, args: string[], ctx: { cwd: s
   if (hint) e.hint = hint;
 }
 
-function notYet(name: string): Loader {
-  return async () => ({
-    run: async () => {
-      throw new CliError(`'schemasync ${name}' is not yet available in this version.`);
-    },
-  });
-}
 
 /**
  * One line to stderr and an exit code, for every way a command can fail; with `json`, also

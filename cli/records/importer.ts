@@ -182,7 +182,7 @@ function refusedItems(err: unknown, size: number): Map<number, RowError[]> | und
  */
 class UniqueInFile {
   private readonly seen = new Map<string, Set<string>>();
-  constructor(private readonly shape: RecordShape) {
+  constructor(shape: RecordShape) {
     for (const a of shape.attributes) if (a.unique) this.seen.set(a.name, new Set());
   }
   check(values: Record<string, unknown>): RowError[] {

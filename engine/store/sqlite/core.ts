@@ -41,7 +41,6 @@ import type {
   Scope,
   SearchInput,
   SearchPage,
-  Store,
   GlobalSearchInput,
   GlobalSearchHit,
 } from '../types.js';

@@ -1,4 +1,4 @@
-import { api, ApiError, seg } from './api.js';
+import { api, seg } from './api.js';
 import { checkboxes, field, h, notice, replace } from './dom.js';
 import { objects } from './schema.js';
 import { button, describeError, errorNotice, pageHeading, table } from './ui.js';
@@ -24,18 +24,6 @@ export async function rolesPage(main: HTMLElement): Promise<void> {
   try {
     roles = (await api<RoleOut[]>('GET', '/roles')).data;
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'ROUTE_NOT_FOUND') {
-      main.append(
-        notice('info', 'This server has no roles routes yet (GET /v1/roles is missing). Its built-in roles:'),
-        table('Built-in roles', ['Role', 'Records', 'Files', 'Schema', 'Keys'], [
-          ['owner', 'all', 'all', 'read, write', 'manage (any role)'],
-          ['admin', 'all', 'all', 'read, write', 'manage (up to admin)'],
-          ['member', 'read, create, update, delete', 'read, write', 'read', 'none'],
-          ['viewer', 'read', 'read', 'read', 'none'],
-        ]),
-      );
-      return;
-    }
     main.append(errorNotice(err));
     return;
   }

@@ -1,4 +1,4 @@
-import { api, ApiError, seg } from './api.js';
+import { api, seg } from './api.js';
 import { field, h, notice, replace } from './dom.js';
 import { highlighted } from './format.js';
 import { errorNotice, link, pageHeading } from './ui.js';
@@ -50,6 +50,6 @@ async function run(q: string, results: HTMLElement): Promise<void> {
       ),
     );
   } catch (err) {
-    replace(results, err instanceof ApiError && err.code === 'ROUTE_NOT_FOUND' ? notice('info', 'This server has no cross-object search yet (POST /v1/search is missing).') : errorNotice(err));
+    replace(results, errorNotice(err));
   }
 }

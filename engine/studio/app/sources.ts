@@ -1,4 +1,4 @@
-import { api, ApiError, seg } from './api.js';
+import { api, seg } from './api.js';
 import { h, notice, replace } from './dom.js';
 import { objects } from './schema.js';
 import { button, errorNotice, link, pageHeading, table } from './ui.js';
@@ -93,9 +93,6 @@ async function loadHistory(id: string, into: HTMLElement, cursor: string | null)
       into.append(more);
     }
   } catch (err) {
-    replace(
-      into,
-      err instanceof ApiError && err.code === 'ROUTE_NOT_FOUND' ? notice('info', 'This server keeps no push history yet (GET /v1/schema/sources/:id/history is missing).') : errorNotice(err),
-    );
+    replace(into, errorNotice(err));
   }
 }

@@ -1,4 +1,4 @@
-import { api, ApiError, seg } from './api.js';
+import { api, seg } from './api.js';
 import { h, notice, replace } from './dom.js';
 import { formatValue } from './format.js';
 import { ownerText } from './objects.js';
@@ -49,12 +49,7 @@ export async function viewPage(main: HTMLElement, [name = '']: string[]): Promis
         ),
       );
     } catch (err) {
-      replace(
-        results,
-        err instanceof ApiError && err.code === 'ROUTE_NOT_FOUND'
-          ? notice('info', 'This server cannot run views yet (GET /v1/views/:name/records is missing); the definition above is what the view would show.')
-          : errorNotice(err),
-      );
+      replace(results, errorNotice(err));
     }
   };
   main.append(
