@@ -18,7 +18,12 @@ export interface StoredValue {
   value: unknown;
 }
 
-/** The stored column of one attribute, oldest record first (the order sample ids follow). */
+/**
+ * The stored column of one attribute, oldest record first (the order sample ids follow).
+ * When writes interleave, the answer is only as current as the read: the store reads the
+ * column inside the write transaction that applies the change (the push, PUT …/attributes/:id),
+ * so what is judged here is what the change then converts or refuses.
+ */
 export interface StoredColumn {
   /** Ids of the records whose value is null. Read only when `next` is required. */
   emptyIds(): Iterable<string>;
