@@ -25,6 +25,7 @@ export class SqliteDriver implements Driver {
   readonly dialect = sqliteDialect;
   readonly db: Db;
   private statements = new Map<string, Statement>();
+  private control: { begin: Statement; commit: Statement; rollback: Statement } | undefined;
   private readonly line: Line;
 
   constructor(path: string) {
@@ -70,14 +71,20 @@ export class SqliteDriver implements Driver {
 
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
     return this.enqueue(async () => {
-      this.db.exec('BEGIN IMMEDIATE');
+      // Prepared once, as better-sqlite3's own transaction() does: exec would parse each time.
+      const control = (this.control ??= {
+        begin: this.db.prepare('BEGIN IMMEDIATE'),
+        commit: this.db.prepare('COMMIT'),
+        rollback: this.db.prepare('ROLLBACK'),
+      });
+      control.begin.run();
       try {
         const out = await fn(this.direct);
-        this.db.exec('COMMIT');
+        control.commit.run();
         return out;
       } catch (err) {
         // A failed COMMIT or a statement error may have ended the transaction already.
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        if (this.db.inTransaction) control.rollback.run();
         throw err;
       }
     });
