@@ -20,12 +20,23 @@ export const CONNECTIONS = 50;
 if (process.argv[1] === self) await serve(process.argv[2], process.argv[3], process.argv[4] ?? ROOT);
 
 async function serve(kind, dir, checkout) {
-  // A clean exit, so a server started with --cpu-prof writes its profile.
-  process.once('SIGINT', () => process.exit(0));
   // The server's own CPU time, asked for around the measured window: CPU per create is far
   // less sensitive to other work on the machine than creates per second.
-  process.on('message', (m) => {
+  // With `profile`, the V8 profiler runs over the measured window only (not start-up, not
+  // the warm-up), and the profile is sent back when asked.
+  const inspector = process.env.SS_BENCH_PROFILE ? new (await import('node:inspector')).Session() : null;
+  const post = (method) => new Promise((resolve, reject) => inspector.post(method, (err, out) => (err ? reject(err) : resolve(out))));
+  if (inspector) {
+    inspector.connect();
+    await post('Profiler.enable');
+  }
+  process.on('message', async (m) => {
     if (m === 'cpu') process.send({ cpu: process.cpuUsage() });
+    if (m === 'profile-start') {
+      await post('Profiler.start');
+      process.send({ started: true });
+    }
+    if (m === 'profile-stop') process.send({ profile: (await post('Profiler.stop')).profile });
   });
   let port;
   let headers = {};
@@ -82,25 +93,32 @@ async function serve(kind, dir, checkout) {
   process.send({ port, headers, path });
 }
 
-function start(kind, dir, checkout, execArgv) {
+function start(kind, dir, checkout, profile) {
   return new Promise((resolve, reject) => {
-    const child = fork(self, [kind, dir, checkout], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
+    const env = profile ? { ...process.env, SS_BENCH_PROFILE: '1' } : process.env;
+    const child = fork(self, [kind, dir, checkout], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env });
     child.once('message', (info) => resolve({ child, ...info }));
     child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)));
   });
 }
 
-function serverCpu(target) {
+/** Ask the server process `question`; resolves with the `field` of its answer. */
+function ask(target, question, field) {
   return new Promise((resolve) => {
     const on = (m) => {
-      if (!m?.cpu) return;
+      if (m?.[field] === undefined) return;
       target.child.off('message', on);
-      resolve((m.cpu.user + m.cpu.system) / 1000);
+      resolve(m[field]);
     };
     target.child.on('message', on);
-    target.child.send('cpu');
+    target.child.send(question);
   });
 }
+
+const serverCpu = async (target) => {
+  const cpu = await ask(target, 'cpu', 'cpu');
+  return (cpu.user + cpu.system) / 1000;
+};
 
 function load(target, seconds) {
   let n = 0;
@@ -119,26 +137,27 @@ function load(target, seconds) {
 /**
  * Creates per second that `kind` ('ours' | 'bare' | 'json-server') answers with 2xx over
  * `seconds`, after a 2 s warm-up, and the server process's CPU ms per create over the same
- * window. `checkout` is the built tree 'ours' loads; `execArgv` goes to the server process
- * (e.g. `--cpu-prof` to profile it).
+ * window. `checkout` is the built tree 'ours' loads; with `profile` the answer carries the
+ * server's V8 CPU profile of the measured window.
  */
-export async function measureCreate(kind, { seconds = 8, checkout = ROOT, execArgv = [] } = {}) {
+export async function measureCreate(kind, { seconds = 8, checkout = ROOT, profile = false } = {}) {
   const dir = mkdtempSync(join(tmpdir(), `ss-bench-${kind}-`));
-  const target = await start(kind, dir, checkout, execArgv);
+  const target = await start(kind, dir, checkout, profile);
   try {
     await load(target, 2); // warm-up: JIT, statement caches, WAL
     const cpu0 = await serverCpu(target);
+    if (profile) await ask(target, 'profile-start', 'started');
     const r = await load(target, seconds);
     const cpuMs = (await serverCpu(target)) - cpu0;
+    const cpuProfile = profile ? await ask(target, 'profile-stop', 'profile') : undefined;
     const rps = r['2xx'] / seconds;
     if (r.non2xx > 0 && kind !== 'json-server') throw new Error(`${kind}: ${r.non2xx} non-2xx answers`);
     const cpuPerCreate = cpuMs / Math.max(1, r['2xx'] + r.non2xx);
-    return { rps, cpuPerCreate, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+    return { rps, cpuPerCreate, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors, cpuProfile };
   } finally {
     target.child.removeAllListeners('exit');
-    // SIGINT lets a --cpu-prof server write its profile (SIGTERM kills it before).
     const exited = new Promise((r) => target.child.once('exit', r));
-    target.child.kill(execArgv.length > 0 ? 'SIGINT' : 'SIGTERM');
+    target.child.kill('SIGTERM');
     await exited;
     rmSync(dir, { recursive: true, force: true });
   }
