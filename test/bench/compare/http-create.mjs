@@ -20,8 +20,6 @@ export const CONNECTIONS = 50;
 if (process.argv[1] === self) await serve(process.argv[2], process.argv[3], process.argv[4] ?? ROOT);
 
 async function serve(kind, dir, checkout) {
-  // The server's own CPU time, asked for around the measured window: CPU per create is far
-  // less sensitive to other work on the machine than creates per second.
   // With `profile`, the V8 profiler runs over the measured window only (not start-up, not
   // the warm-up), and the profile is sent back when asked.
   const inspector = process.env.SS_BENCH_PROFILE ? new (await import('node:inspector')).Session() : null;
@@ -30,6 +28,8 @@ async function serve(kind, dir, checkout) {
     inspector.connect();
     await post('Profiler.enable');
   }
+  // The server's own CPU time is asked for around the measured window: CPU per create is a
+  // second reading of the same load, beside creates per second.
   process.on('message', async (m) => {
     if (m === 'cpu') process.send({ cpu: process.cpuUsage() });
     if (m === 'profile-start') {
