@@ -4,8 +4,8 @@ export type Db = Database.Database;
 
 /**
  * The meta layer (issue 3 "Store"): every `_ss_` table the store owns. Record tables are
- * `"r_<object>"`, one STRICT table per object (engine/store/ddl.ts). Files and documents
- * add their own tables (engine/store/files.ts).
+ * `"r_<object>"`, one STRICT table per object (engine/store/sqlite/ddl.ts). The files and
+ * documents tables are here too, under the same schema version as the rest (issue 14).
  */
 const META_SQL = `
 CREATE TABLE IF NOT EXISTS _ss_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -85,6 +85,29 @@ CREATE TABLE IF NOT EXISTS _ss_idempotency (
   PRIMARY KEY (scope, key)
 ) STRICT;
 CREATE INDEX IF NOT EXISTS _ss_idempotency_expiry ON _ss_idempotency(expires_at);
+-- Files and documents (engine/store/sql/files.ts, documents.ts). Not STRICT: created so by
+-- their first release, and CREATE IF NOT EXISTS never alters a table that exists.
+CREATE TABLE IF NOT EXISTS _ss_files (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  mime_type TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  uploaded_by TEXT,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS _ss_files_sha256 ON _ss_files(sha256);
+CREATE TABLE IF NOT EXISTS _ss_documents (
+  id TEXT PRIMARY KEY,
+  title TEXT NOT NULL,
+  file_id TEXT NOT NULL REFERENCES _ss_files(id),
+  object TEXT NOT NULL,
+  record_id TEXT NOT NULL,
+  attribute TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS _ss_documents_slot ON _ss_documents(object, record_id, attribute);
+CREATE INDEX IF NOT EXISTS _ss_documents_file ON _ss_documents(file_id);
 `;
 
 /** Bumped with a migration step below when the meta layout changes. */

@@ -1,0 +1,233 @@
+import { ServiceError } from '../../errors.js';
+import type { AttributeSpec } from '../../model/attribute.js';
+import { fileNameProblem, titleProblem } from '../../model/file-names.js';
+import type { DocumentOut, FileOut, StoredObject } from '../../model/stored.js';
+import type { Readable } from 'node:stream';
+import type { BlobStore } from '../blobs.js';
+import { FileBytes } from './file-bytes.js';
+import {
+  assertMayChange,
+  checkTitle,
+  checkUploadSlot,
+  DEFAULT_MAX_UPLOAD_BYTES,
+  documentAttribute,
+  invalidField,
+  maxFileSize,
+  nonBlank,
+  sizeWords,
+  type UploadInput,
+} from './file-rules.js';
+import type { Driver, Executor } from '../port.js';
+import { readDocumentSlot, writeDocumentSlot, type SlotCodec } from './document-slots.js';
+import { Documents } from './documents.js';
+import { insertFile, renameFileRow, requireFile, deleteFileRow } from './files.js';
+import type { Actor, FilesApi } from '../types.js';
+
+/**
+ * The file and document routes' operations (contract.md §3 "Files and documents") over the
+ * backend port. An upload streams its bytes to disk first, outside any transaction and
+ * outside the connection's queue (a 1 GB upload must not hold other requests), then runs
+ * its database part as one `driver.transaction`; the row is committed only after the
+ * bytes are durable (BlobStore.writeStream has renamed them into place before it answers),
+ * so a committed row never names missing bytes. Bytes whose row did not commit go
+ * (FileBytes.commit).
+ */
+export interface FilesServiceOptions {
+  driver: Driver;
+  blobs: BlobStore;
+  /** The backend's codec for document values, for the record slot an upload writes. */
+  codec: SlotCodec;
+  /** The catalogue's object lookup (SCHEMA_OBJECT_NOT_FOUND when missing), on the given executor. */
+  requireObject: (ex: Executor, name: string) => StoredObject | Promise<StoredObject>;
+  maxUploadBytes?: number;
+}
+
+export class FilesService implements FilesApi {
+  readonly bytes: FileBytes;
+  /** The record store calls its hooks inside its own write transactions (sql/documents.ts). */
+  readonly documents: Documents;
+  private readonly driver: Driver;
+  private readonly codec: SlotCodec;
+  private readonly requireObject: FilesServiceOptions['requireObject'];
+  private readonly maxUploadBytes: number;
+
+  constructor(options: FilesServiceOptions) {
+    this.driver = options.driver;
+    this.codec = options.codec;
+    this.requireObject = options.requireObject;
+    this.maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
+    this.bytes = new FileBytes(options.blobs);
+    this.documents = new Documents(this.bytes);
+  }
+
+  /** Bytes of file rows deleted by a transaction go once it has ended (FileBytes). */
+  flush(): Promise<void> {
+    return this.bytes.flush(this.driver);
+  }
+
+  collectGarbage(): Promise<number> {
+    return this.bytes.collectGarbage(this.driver);
+  }
+
+  // ---------------------------------------------------------------- files
+
+  /** POST /files: stream to disk under the server cap (413 PAYLOAD_TOO_LARGE), then one row. */
+  async uploadFile(input: UploadInput, actor: Actor): Promise<FileOut> {
+    const written = await this.bytes.write(input.stream, { maxBytes: this.maxUploadBytes, tooLargeCode: 'PAYLOAD_TOO_LARGE' });
+    return this.bytes.commit(written.sha256, this.driver, async () => {
+      await input.untilBodyEnds?.();
+      return this.driver.transaction((tx) => insertFile(tx, written, input, actor));
+    });
+  }
+
+  getFile(id: string): Promise<FileOut> {
+    return requireFile(this.driver, id);
+  }
+
+  /** The bytes with what GET /files/:id/content needs to describe them. */
+  async openFile(id: string): Promise<{ file: FileOut; stream: Readable }> {
+    const file = await this.getFile(id);
+    return { file, stream: this.bytes.blobs.open(file.sha256) };
+  }
+
+  /**
+   * PUT /files/:id: the same ownership rule as delete (a member renames only their own
+   * uploads). A name sent on purpose is refused, not cleaned, when it breaks the name rule.
+   */
+  async renameFile(id: string, name: string, actor: Actor): Promise<FileOut> {
+    const problem = fileNameProblem(name);
+    if (problem) throw invalidField('name', problem);
+    return this.driver.transaction(async (tx) => {
+      const file = await requireFile(tx, id);
+      assertMayChange(file, actor, 'rename');
+      await renameFileRow(tx, id, name);
+      return { ...file, name };
+    });
+  }
+
+  /**
+   * DELETE /files/:id. Someone else's upload → SCHEMA_ACCESS_DENIED (500, masked;
+   * service-interface.md error table); owners and admins may delete any file. A file that
+   * documents still use is refused (409) rather than leaving records pointing at nothing.
+   *
+   * Invariant (a file a document references is never deleted): the check and the delete
+   * share one transaction, and a file gains a document only in its own upload's transaction
+   * (a document is created with the file it was uploaded as; moves never change its file),
+   * so no interleaving write can add a reference the check missed. The documents table's
+   * foreign key to `_ss_files` backs it up on every backend.
+   */
+  async deleteFile(id: string, actor: Actor): Promise<{ id: string }> {
+    const sha = await this.driver.transaction(async (tx) => {
+      const file = await requireFile(tx, id);
+      assertMayChange(file, actor, 'delete');
+      const used = await this.documents.usersOfFile(tx, id, 5);
+      if (used.length > 0) {
+        throw new ServiceError('SCHEMA_CONFLICT', `File ${id} is used by document ${used.join(', ')}; delete the document first`, {
+          fix: 'DELETE /documents/:id (or clear the record attribute) and then delete the file',
+        });
+      }
+      await deleteFileRow(tx, id);
+      return file.sha256;
+    });
+    this.bytes.release(sha);
+    await this.flush();
+    return { id };
+  }
+
+  // ---------------------------------------------------------------- documents
+
+  getDocument(id: string): Promise<DocumentOut> {
+    return this.documents.require(this.driver, id);
+  }
+
+  async renameDocument(id: string, title: string): Promise<DocumentOut> {
+    const problem = titleProblem(title);
+    if (problem) throw invalidField('title', problem);
+    return this.driver.transaction(async (tx) => {
+      const doc = await this.documents.require(tx, id);
+      await this.documents.setTitle(tx, id, title);
+      return { ...doc, title };
+    });
+  }
+
+  /** DELETE /documents/:id: the id leaves its record's value in the same transaction. */
+  async deleteDocument(id: string, _actor: Actor): Promise<{ id: string }> {
+    try {
+      await this.driver.transaction(async (tx) => {
+        const doc = await this.documents.require(tx, id);
+        const o = await this.findObject(tx, doc.object);
+        if (o) {
+          const spec = documentAttribute(o, doc.attribute);
+          const held = await readDocumentSlot(tx, o, doc.recordId, spec, this.codec);
+          // The record may be gone; whether or not it was there, no row remains.
+          if (held) await writeDocumentSlot(tx, o, doc.recordId, spec, held.filter((d) => d !== id), this.codec);
+        }
+        await this.documents.delete(tx, [id]);
+      });
+    } finally {
+      await this.flush();
+    }
+    return { id };
+  }
+
+  /**
+   * POST /upload/:objectName/:recordId/:attribute: cheap checks first (attribute type,
+   * record, single-file, accepts — all known before a byte is read), then the bytes under
+   * the attribute's maxFileSize, then the file row, the document row and the record's new
+   * value in one transaction. Any refusal leaves no bytes and no row.
+   */
+  async uploadDocument(
+    target: { object: string; recordId: string; attribute: string },
+    input: UploadInput & { title?: string | undefined },
+    actor: Actor,
+  ): Promise<DocumentOut> {
+    checkTitle(input.title);
+    const { spec } = await this.checkSlot(this.driver, target, input.mimeType);
+    const max = maxFileSize(spec);
+    const written = await this.bytes.write(input.stream, {
+      maxBytes: max,
+      tooLargeCode: 'DOCUMENT_FILE_TOO_LARGE',
+      tooLargeMessage: `${target.object}.${target.attribute} accepts files up to ${sizeWords(max)}`,
+    });
+    return this.bytes.commit(written.sha256, this.driver, async () => {
+      const late = await input.untilBodyEnds?.();
+      checkTitle(late?.title);
+      return this.driver.transaction(async (tx) => {
+        // Re-checked inside the transaction: another upload may have filled the slot meanwhile.
+        const slot = await this.checkSlot(tx, target, input.mimeType);
+        const file = await insertFile(tx, written, input, actor);
+        // A title sent after the file part wins over one sent before it, as it would in a form.
+        const title = nonBlank(late?.title) ?? nonBlank(input.title) ?? file.name;
+        const doc = await this.documents.insert(tx, { title, fileId: file.id, ...target });
+        const ids = slot.spec.multiple ? [...slot.held, doc.id] : [doc.id];
+        await writeDocumentSlot(tx, slot.o, target.recordId, slot.spec, ids, this.codec);
+        return doc;
+      });
+    });
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private async checkSlot(
+    ex: Executor,
+    target: { object: string; recordId: string; attribute: string },
+    mimeType: string | undefined,
+  ): Promise<{ o: StoredObject; spec: AttributeSpec; held: string[] }> {
+    const o = await this.requireObject(ex, target.object);
+    const spec = documentAttribute(o, target.attribute);
+    const held = await readDocumentSlot(ex, o, target.recordId, spec, this.codec);
+    // The record store's SCHEMA_RECORD_NOT_FOUND, as GET /records/:object/:id answers it.
+    if (!held) throw new ServiceError('SCHEMA_RECORD_NOT_FOUND', `Record ${target.recordId} of "${o.name}" does not exist`);
+    checkUploadSlot(target.object, spec, held, mimeType);
+    return { o, spec, held };
+  }
+
+  private async findObject(ex: Executor, name: string): Promise<StoredObject | undefined> {
+    try {
+      return await this.requireObject(ex, name);
+    } catch (err) {
+      if (err instanceof ServiceError && err.code === 'SCHEMA_OBJECT_NOT_FOUND') return undefined;
+      throw err;
+    }
+  }
+}
