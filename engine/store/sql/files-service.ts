@@ -198,7 +198,8 @@ export class FilesService implements FilesApi {
         const file = await insertFile(tx, written, input, actor);
         // A title sent after the file part wins over one sent before it, as it would in a form.
         const title = nonBlank(late?.title) ?? nonBlank(input.title) ?? file.name;
-        const doc = await this.documents.insert(tx, { title, fileId: file.id, ...target });
+        // The object's name, however the path named it (an id too): slots are kept by name.
+        const doc = await this.documents.insert(tx, { title, fileId: file.id, object: slot.o.name, recordId: target.recordId, attribute: target.attribute });
         const ids = slot.spec.multiple ? [...slot.held, doc.id] : [doc.id];
         await writeDocumentSlot(tx, slot.o, target.recordId, slot.spec, ids, this.codec);
         return doc;
