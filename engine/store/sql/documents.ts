@@ -200,7 +200,9 @@ export class Documents {
 
   /**
    * Document rows and, with the last document of a file, the file row; the bytes are
-   * reported to `ByteReleases`, which frees them once the transaction has ended.
+   * reported to `ByteReleases`, which frees them once the transaction has ended. Reporting
+   * is safe however the transaction ends (or is retried, port.ts Driver.transaction): the
+   * bytes go only if no committed row uses their digest when they are checked.
    */
   async delete(tx: Executor, documentIds: readonly string[]): Promise<void> {
     for (const id of documentIds) {

@@ -65,14 +65,32 @@ export class FilesService implements FilesApi {
     return this.bytes.flush(this.driver);
   }
 
+  /** The garbage pass at open (FileBytes.collectGarbage); see `collectAtOpen`. */
   collectGarbage(): Promise<number> {
     return this.bytes.collectGarbage(this.driver);
+  }
+
+  /** Settles once the garbage pass the store started on open has run; every files call waits for it. */
+  private ready: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Start the garbage pass when the store opens. Every files call waits for it, so no upload
+   * writes bytes while the pass compares the blob folder with the file rows (it ran in the
+   * constructor, before anything else, when opening was synchronous). A failed pass is
+   * reported and leaves the bytes as they are.
+   */
+  collectAtOpen(notice: (line: string) => void): Promise<unknown> {
+    this.ready = this.collectGarbage().catch((err: unknown) => {
+      notice(`schemasync: leftover file bytes were not collected: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    return this.ready;
   }
 
   // ---------------------------------------------------------------- files
 
   /** POST /files: stream to disk under the server cap (413 PAYLOAD_TOO_LARGE), then one row. */
   async uploadFile(input: UploadInput, actor: Actor): Promise<FileOut> {
+    await this.ready;
     const written = await this.bytes.write(input.stream, { maxBytes: this.maxUploadBytes, tooLargeCode: 'PAYLOAD_TOO_LARGE' });
     return this.bytes.commit(written.sha256, this.driver, async () => {
       await input.untilBodyEnds?.();
@@ -80,7 +98,8 @@ export class FilesService implements FilesApi {
     });
   }
 
-  getFile(id: string): Promise<FileOut> {
+  async getFile(id: string): Promise<FileOut> {
+    await this.ready;
     return requireFile(this.driver, id);
   }
 
@@ -97,6 +116,7 @@ export class FilesService implements FilesApi {
   async renameFile(id: string, name: string, actor: Actor): Promise<FileOut> {
     const problem = fileNameProblem(name);
     if (problem) throw invalidField('name', problem);
+    await this.ready;
     return this.driver.transaction(async (tx) => {
       const file = await requireFile(tx, id);
       assertMayChange(file, actor, 'rename');
@@ -117,6 +137,7 @@ export class FilesService implements FilesApi {
    * foreign key to `_ss_files` backs it up on every backend.
    */
   async deleteFile(id: string, actor: Actor): Promise<{ id: string }> {
+    await this.ready;
     const sha = await this.driver.transaction(async (tx) => {
       const file = await requireFile(tx, id);
       assertMayChange(file, actor, 'delete');
@@ -136,13 +157,15 @@ export class FilesService implements FilesApi {
 
   // ---------------------------------------------------------------- documents
 
-  getDocument(id: string): Promise<DocumentOut> {
+  async getDocument(id: string): Promise<DocumentOut> {
+    await this.ready;
     return this.documents.require(this.driver, id);
   }
 
   async renameDocument(id: string, title: string): Promise<DocumentOut> {
     const problem = titleProblem(title);
     if (problem) throw invalidField('title', problem);
+    await this.ready;
     return this.driver.transaction(async (tx) => {
       const doc = await this.documents.require(tx, id);
       await this.documents.setTitle(tx, id, title);
@@ -152,6 +175,7 @@ export class FilesService implements FilesApi {
 
   /** DELETE /documents/:id: the id leaves its record's value in the same transaction. */
   async deleteDocument(id: string, _actor: Actor): Promise<{ id: string }> {
+    await this.ready;
     try {
       await this.driver.transaction(async (tx) => {
         const doc = await this.documents.require(tx, id);
@@ -182,6 +206,7 @@ export class FilesService implements FilesApi {
     actor: Actor,
   ): Promise<DocumentOut> {
     checkTitle(input.title);
+    await this.ready;
     const { spec } = await this.checkSlot(this.driver, target, input.mimeType);
     const max = maxFileSize(spec);
     const written = await this.bytes.write(input.stream, {
