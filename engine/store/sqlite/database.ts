@@ -3,9 +3,9 @@ import Database from 'better-sqlite3';
 export type Db = Database.Database;
 
 /**
- * The meta layer (issue 3 "Store"): every `_ss_` table the store owns. Record tables are
- * `"r_<object>"`, one STRICT table per object (engine/store/sqlite/ddl.ts). The files and
- * documents tables are here too, under the same schema version as the rest (issue 14).
+ * The meta layer (issue 3 "Store"): every `_ss_` table the store owns, files and documents
+ * included, under one schema version. Record tables are `"r_<object>"`, one STRICT table
+ * per object (ddl.ts); the search index's tables are fulltext.ts's.
  */
 const META_SQL = `
 CREATE TABLE IF NOT EXISTS _ss_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -85,6 +85,19 @@ CREATE TABLE IF NOT EXISTS _ss_idempotency (
   PRIMARY KEY (scope, key)
 ) STRICT;
 CREATE INDEX IF NOT EXISTS _ss_idempotency_expiry ON _ss_idempotency(expires_at);
+CREATE TABLE IF NOT EXISTS _ss_source_history (
+  source_id TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  applied_at TEXT NOT NULL,
+  plan_hash TEXT NOT NULL,
+  key_id TEXT,
+  key_name TEXT,
+  creates INTEGER NOT NULL,
+  changes INTEGER NOT NULL,
+  drops INTEGER NOT NULL,
+  destructive TEXT NOT NULL,
+  PRIMARY KEY (source_id, version)
+) STRICT;
 -- Files and documents (engine/store/sql/files.ts, documents.ts). Not STRICT: created so by
 -- their first release, and CREATE IF NOT EXISTS never alters a table that exists.
 CREATE TABLE IF NOT EXISTS _ss_files (
@@ -154,17 +167,3 @@ export function writeTransaction<T>(db: Db, fn: () => T): T {
   return db.transaction(fn).immediate();
 }
 
-export const now = (): string => new Date().toISOString();
-
-/**
- * A source's appliedAt for a write that keeps its version (a push with no steps whose
- * declaration still changed): strictly after the one stored. Every store validates its parsed
- * copy of a source by (version, appliedAt) (core.ts findSource), so two such writes within
- * one millisecond would otherwise leave another connection holding the older declaration as
- * current.
- */
-export function nowAfter(previous: string | null): string {
-  const t = Date.now();
-  const p = previous === null ? Number.NaN : Date.parse(previous);
-  return new Date(Number.isFinite(p) && p >= t ? p + 1 : t).toISOString();
-}
