@@ -6,7 +6,7 @@ import { documentAttribute, documentIds, documentValue, invalidField, type Docum
 import type { FieldError } from '../../errors.js';
 import type { Codec, Executor, Param } from '../port.js';
 import type { DocumentMove, Documents } from './documents.js';
-import { tableIdent } from '../sqlite/catalog.js';
+import { tableIdent } from './idents.js';
 
 /**
  * The records side's one door for documents: read the ids a record's document attribute

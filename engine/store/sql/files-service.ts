@@ -17,7 +17,7 @@ import {
   sizeWords,
   type UploadInput,
 } from './file-rules.js';
-import type { Driver, Executor } from '../port.js';
+import type { Executor } from '../port.js';
 import { readDocumentSlot, writeDocumentSlot, type SlotCodec } from './document-slots.js';
 import { Documents } from './documents.js';
 import { insertFile, renameFileRow, requireFile, deleteFileRow } from './files.js';
@@ -27,34 +27,49 @@ import type { Actor, FilesApi } from '../types.js';
  * The file and document routes' operations (contract.md §3 "Files and documents") over the
  * backend port. An upload streams its bytes to disk first, outside any transaction and
  * outside the connection's queue (a 1 GB upload must not hold other requests), then runs
- * its database part as one `driver.transaction`; the row is committed only after the
- * bytes are durable (BlobStore.writeStream has renamed them into place before it answers),
- * so a committed row never names missing bytes. Bytes whose row did not commit go
- * (FileBytes.commit).
+ * its database part as one store transaction (`driver.transaction`). The row is committed
+ * only once its bytes are complete on disk: BlobStore.writeStream has renamed them into
+ * place (an atomic rename of a fully written file) before it answers, so a committed row
+ * never names missing or partial bytes, however the process ends. Bytes whose row did not
+ * commit go (FileBytes.commit).
  */
 export interface FilesServiceOptions {
-  driver: Driver;
   blobs: BlobStore;
   /** The backend's codec for document values, for the record slot an upload writes. */
   codec: SlotCodec;
-  /** The catalogue's object lookup (SCHEMA_OBJECT_NOT_FOUND when missing), on the given executor. */
-  requireObject: (ex: Executor, name: string) => StoredObject | Promise<StoredObject>;
+  /**
+   * One write transaction of the store (engine/store/sql/store.ts: the catalog refreshed for
+   * it, the bytes flushed after it), with the catalog to read objects in it.
+   */
+  transaction: <T>(fn: (tx: Executor, catalog: ObjectReader) => Promise<T>) => Promise<T>;
+  /** Reads of the store on one committed state (Driver.snapshot), with the catalog. */
+  snapshot: <T>(fn: (ex: Executor, catalog: ObjectReader) => Promise<T>) => Promise<T>;
+  /** Where the fate of bytes is read once a transaction has ended: the driver, never a `tx`. */
+  driver: Executor;
   maxUploadBytes?: number;
+}
+
+/** The catalogue's lookups (engine/store/sql/catalog.ts): SCHEMA_OBJECT_NOT_FOUND from `require`. */
+export interface ObjectReader {
+  find(ex: Executor, idOrName: string): Promise<StoredObject | undefined>;
+  require(ex: Executor, idOrName: string): Promise<StoredObject>;
 }
 
 export class FilesService implements FilesApi {
   readonly bytes: FileBytes;
   /** The record store calls its hooks inside its own write transactions (sql/documents.ts). */
   readonly documents: Documents;
-  private readonly driver: Driver;
+  private readonly driver: Executor;
   private readonly codec: SlotCodec;
-  private readonly requireObject: FilesServiceOptions['requireObject'];
+  private readonly transaction: FilesServiceOptions['transaction'];
+  private readonly snapshot: FilesServiceOptions['snapshot'];
   private readonly maxUploadBytes: number;
 
   constructor(options: FilesServiceOptions) {
     this.driver = options.driver;
     this.codec = options.codec;
-    this.requireObject = options.requireObject;
+    this.transaction = options.transaction;
+    this.snapshot = options.snapshot;
     this.maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
     this.bytes = new FileBytes(options.blobs);
     this.documents = new Documents(this.bytes);
@@ -74,15 +89,20 @@ export class FilesService implements FilesApi {
   private ready: Promise<unknown> = Promise.resolve();
 
   /**
-   * Start the garbage pass when the store opens. Every files call waits for it, so no upload
-   * writes bytes while the pass compares the blob folder with the file rows (it ran in the
-   * constructor, before anything else, when opening was synchronous). A failed pass is
-   * reported and leaves the bytes as they are.
+   * Start the garbage pass when the store opens, once its setup (`setUp`, which creates the
+   * tables) has run. Every files call waits for it, so no upload writes bytes while the pass
+   * compares the blob folder with the file rows (it ran in the constructor, before anything
+   * else, when opening was synchronous). A failed pass is reported and leaves the bytes as
+   * they are; a failed setup is every store call's error, not this pass's.
    */
-  collectAtOpen(notice: (line: string) => void): Promise<unknown> {
-    this.ready = this.collectGarbage().catch((err: unknown) => {
-      notice(`schemasync: leftover file bytes were not collected: ${err instanceof Error ? err.message : String(err)}`);
-    });
+  collectAtOpen(setUp: Promise<unknown>, notice: (line: string) => void): Promise<unknown> {
+    this.ready = setUp.then(
+      () =>
+        this.collectGarbage().catch((err: unknown) => {
+          notice(`schemasync: leftover file bytes were not collected: ${err instanceof Error ? err.message : String(err)}`);
+        }),
+      () => undefined,
+    );
     return this.ready;
   }
 
@@ -94,13 +114,13 @@ export class FilesService implements FilesApi {
     const written = await this.bytes.write(input.stream, { maxBytes: this.maxUploadBytes, tooLargeCode: 'PAYLOAD_TOO_LARGE' });
     return this.bytes.commit(written.sha256, this.driver, async () => {
       await input.untilBodyEnds?.();
-      return this.driver.transaction((tx) => insertFile(tx, written, input, actor));
+      return this.transaction((tx) => insertFile(tx, written, input, actor));
     });
   }
 
   async getFile(id: string): Promise<FileOut> {
     await this.ready;
-    return requireFile(this.driver, id);
+    return this.snapshot((ex) => requireFile(ex, id));
   }
 
   /** The bytes with what GET /files/:id/content needs to describe them. */
@@ -117,7 +137,7 @@ export class FilesService implements FilesApi {
     const problem = fileNameProblem(name);
     if (problem) throw invalidField('name', problem);
     await this.ready;
-    return this.driver.transaction(async (tx) => {
+    return this.transaction(async (tx) => {
       const file = await requireFile(tx, id);
       assertMayChange(file, actor, 'rename');
       await renameFileRow(tx, id, name);
@@ -138,7 +158,7 @@ export class FilesService implements FilesApi {
    */
   async deleteFile(id: string, actor: Actor): Promise<{ id: string }> {
     await this.ready;
-    const sha = await this.driver.transaction(async (tx) => {
+    const sha = await this.transaction(async (tx) => {
       const file = await requireFile(tx, id);
       assertMayChange(file, actor, 'delete');
       const used = await this.documents.usersOfFile(tx, id, 5);
@@ -159,14 +179,14 @@ export class FilesService implements FilesApi {
 
   async getDocument(id: string): Promise<DocumentOut> {
     await this.ready;
-    return this.documents.require(this.driver, id);
+    return this.snapshot((ex) => this.documents.require(ex, id));
   }
 
   async renameDocument(id: string, title: string): Promise<DocumentOut> {
     const problem = titleProblem(title);
     if (problem) throw invalidField('title', problem);
     await this.ready;
-    return this.driver.transaction(async (tx) => {
+    return this.transaction(async (tx) => {
       const doc = await this.documents.require(tx, id);
       await this.documents.setTitle(tx, id, title);
       return { ...doc, title };
@@ -177,9 +197,9 @@ export class FilesService implements FilesApi {
   async deleteDocument(id: string, _actor: Actor): Promise<{ id: string }> {
     await this.ready;
     try {
-      await this.driver.transaction(async (tx) => {
+      await this.transaction(async (tx, catalog) => {
         const doc = await this.documents.require(tx, id);
-        const o = await this.findObject(tx, doc.object);
+        const o = await catalog.find(tx, doc.object);
         if (o) {
           const spec = documentAttribute(o, doc.attribute);
           const held = await readDocumentSlot(tx, o, doc.recordId, spec, this.codec);
@@ -207,7 +227,7 @@ export class FilesService implements FilesApi {
   ): Promise<DocumentOut> {
     checkTitle(input.title);
     await this.ready;
-    const { spec } = await this.checkSlot(this.driver, target, input.mimeType);
+    const { spec } = await this.snapshot((ex, catalog) => this.checkSlot(ex, catalog, target, input.mimeType));
     const max = maxFileSize(spec);
     const written = await this.bytes.write(input.stream, {
       maxBytes: max,
@@ -217,9 +237,9 @@ export class FilesService implements FilesApi {
     return this.bytes.commit(written.sha256, this.driver, async () => {
       const late = await input.untilBodyEnds?.();
       checkTitle(late?.title);
-      return this.driver.transaction(async (tx) => {
+      return this.transaction(async (tx, catalog) => {
         // Re-checked inside the transaction: another upload may have filled the slot meanwhile.
-        const slot = await this.checkSlot(tx, target, input.mimeType);
+        const slot = await this.checkSlot(tx, catalog, target, input.mimeType);
         const file = await insertFile(tx, written, input, actor);
         // A title sent after the file part wins over one sent before it, as it would in a form.
         const title = nonBlank(late?.title) ?? nonBlank(input.title) ?? file.name;
@@ -236,24 +256,16 @@ export class FilesService implements FilesApi {
 
   private async checkSlot(
     ex: Executor,
+    catalog: ObjectReader,
     target: { object: string; recordId: string; attribute: string },
     mimeType: string | undefined,
   ): Promise<{ o: StoredObject; spec: AttributeSpec; held: string[] }> {
-    const o = await this.requireObject(ex, target.object);
+    const o = await catalog.require(ex, target.object);
     const spec = documentAttribute(o, target.attribute);
     const held = await readDocumentSlot(ex, o, target.recordId, spec, this.codec);
     // The record store's SCHEMA_RECORD_NOT_FOUND, as GET /records/:object/:id answers it.
     if (!held) throw new ServiceError('SCHEMA_RECORD_NOT_FOUND', `Record ${target.recordId} of "${o.name}" does not exist`);
     checkUploadSlot(target.object, spec, held, mimeType);
     return { o, spec, held };
-  }
-
-  private async findObject(ex: Executor, name: string): Promise<StoredObject | undefined> {
-    try {
-      return await this.requireObject(ex, name);
-    } catch (err) {
-      if (err instanceof ServiceError && err.code === 'SCHEMA_OBJECT_NOT_FOUND') return undefined;
-      throw err;
-    }
   }
 }
