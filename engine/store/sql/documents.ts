@@ -4,6 +4,7 @@ import type { DocumentOut } from '../../model/stored.js';
 import { checkDocumentFile, documentIds, documentNotFound, pathText, type DocumentSlot } from './file-rules.js';
 import type { Executor } from '../port.js';
 import { deleteFileRow, findFile } from './files.js';
+import { intColumn } from './rows.js';
 
 /**
  * The documents module (contract.md §3 "Files and documents", issue 5): the
@@ -65,6 +66,11 @@ function toDocument(row: Row): DocumentOut {
 }
 
 const COLUMNS = 'id, title, file_id, object, record_id, attribute, created_at';
+
+/** How many documents an attribute's slots hold (the planner's probe: what dropping it deletes). */
+export async function countSlotDocuments(ex: Executor, object: string, attribute: string): Promise<number> {
+  return intColumn(await ex.get('SELECT COUNT(*) AS n FROM _ss_documents WHERE object = ? AND attribute = ?', [object, attribute]), 'n');
+}
 
 export class Documents {
   constructor(private readonly bytes: ByteReleases) {}

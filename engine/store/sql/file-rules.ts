@@ -12,8 +12,6 @@ import type { Actor } from '../types.js';
  * module (sql/documents.ts) and the upload service (files-service.ts).
  */
 
-export type { FileOut, DocumentOut } from '../../model/stored.js';
-
 /** POST /files has no attribute to limit it; a server-wide cap keeps the disk safe. */
 export const DEFAULT_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
