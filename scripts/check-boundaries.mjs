@@ -35,7 +35,7 @@ const ROW_CAST = /as \{ \w+: number \}\)\.\w+/;
 const MAX_LINES = 400;
 // Files still over the line limit, each waiting for its split (issue 14); reported on
 // every run so the list cannot be forgotten, and refused once a file is back under.
-const OVERSIZED = new Map([['engine/store/sqlite/files.ts', 'split files from documents']]);
+const OVERSIZED = new Map();
 const warnings = [];
 for (const file of files('engine')) {
   const rel = relative(root, join(root, file));

@@ -2,10 +2,9 @@ import { dirname, join } from 'node:path';
 import { BlobStore } from './blobs.js';
 import type { Backend } from './port.js';
 import { openCore } from './sql/open.js';
-import { SqlStore, type FilesPart } from './sql/store.js';
+import { SqlStore, type FilesOptions } from './sql/store.js';
 import { openSearchIndexNow, sqliteBackend } from './sqlite/backend.js';
 import { classifySqliteError, type SqliteDriver } from './sqlite/driver.js';
-import { FilesEngine } from './sqlite/files.js';
 import type { Store } from './types.js';
 
 /**
@@ -46,26 +45,23 @@ export function openStore(options: OpenStoreOptions): Store {
  */
 export function openSqliteStore(options: OpenStoreOptions): { store: SqlStore; driver: SqliteDriver; db: SqliteDriver['db'] } {
   const backend = sqliteBackend(options.path);
-  let files: FilesPart | undefined;
-  if (options.filesDir !== false) {
-    const blobs = new BlobStore(options.filesDir ?? join(dirname(options.path), 'files'));
-    const engine = new FilesEngine(backend.driver.db, blobs, undefined, {
-      ...(options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes }),
-      serial: (fn) => backend.driver.serial(fn),
-    });
-    files = sqliteFiles(engine, backend.driver.serial.bind(backend.driver));
-  }
+  const files = filesOptions(options.filesDir ?? join(dirname(options.path), 'files'), options);
   openSearchIndexNow(backend.driver.db, options.notice);
   const store = SqlStore.open(backend, { path: options.path, ...(files ? { files } : {}), open: () => Promise.resolve() });
   return { store, driver: backend.driver, db: backend.driver.db };
 }
 
 /**
- * Any backend (the PostgreSQL one, issue 15): set up on open, then the same Store. No files
- * API yet on other backends (the files module is being moved over the port).
+ * Any backend (the PostgreSQL one, issue 15): set up on open, then the same Store. With
+ * `filesDir`, files and documents too: their rows in the backend's database (its setup makes
+ * the tables), their bytes in that folder.
  */
-export async function openBackendStore(backend: Backend, options: { path: string; notice?: (line: string) => void }): Promise<Store> {
-  const store = SqlStore.open(backend, { path: options.path, open: (core) => openCore(core, options.notice) });
+export async function openBackendStore(
+  backend: Backend,
+  options: { path: string; filesDir?: string | false; maxUploadBytes?: number; notice?: (line: string) => void },
+): Promise<Store> {
+  const files = filesOptions(options.filesDir ?? false, options);
+  const store = SqlStore.open(backend, { path: options.path, ...(files ? { files } : {}), open: (core) => openCore(core, options.notice) });
   await store.ready();
   return store;
 }
@@ -78,37 +74,12 @@ export function isUnwritableStoreError(err: unknown): boolean {
   return classifySqliteError(err) === 'unwritable';
 }
 
-/**
- * The SQLite files engine as the store's files part: its sync reads run in the driver's
- * queue; the uploads and document writes run in the store's transactions (`attach`).
- */
-function sqliteFiles(engine: FilesEngine, serial: <T>(fn: () => T) => Promise<T>): FilesPart {
-  const sync = (fn: () => void): Promise<void> => {
-    fn();
-    return Promise.resolve();
-  };
+/** The files part of a store: bytes under `dir` (contract.md §3), none when `dir` is false. */
+function filesOptions(dir: string | false, options: { maxUploadBytes?: number; notice?: (line: string) => void }): FilesOptions | undefined {
+  if (dir === false) return undefined;
   return {
-    hooks: {
-      applyDocumentValues: (_tx, records, object, slots, actor) => engine.applyDocumentValues(records, object, slots, actor),
-      deleteRecordDocuments: (_tx, object, ids) => sync(() => engine.deleteRecordDocuments(object, ids)),
-      deleteSchemaDocuments: (_tx, object, attribute) => sync(() => engine.deleteSchemaDocuments(object, attribute)),
-      renameSchemaSlot: (_tx, object, from, to) => sync(() => engine.renameSchemaSlot(object, from, to)),
-      renameSchemaObject: (_tx, from, to) => sync(() => engine.renameSchemaObject(from, to)),
-      flushReleases: () => engine.flushReleases(),
-    },
-    api(transaction) {
-      engine.attach(transaction);
-      return {
-        uploadFile: (input, actor) => engine.uploadFile(input, actor),
-        uploadDocument: (target, input, actor) => engine.uploadDocument(target, input, actor),
-        getFile: (id) => serial(() => engine.getFile(id)),
-        openFile: (id) => serial(() => engine.openFile(id)),
-        renameFile: (id, name, actor) => serial(() => engine.renameFile(id, name, actor)),
-        deleteFile: (id, actor) => serial(() => engine.deleteFile(id, actor)),
-        getDocument: (id) => serial(() => engine.getDocument(id)),
-        renameDocument: (id, title) => serial(() => engine.renameDocument(id, title)),
-        deleteDocument: (id, actor) => engine.deleteDocument(id, actor),
-      };
-    },
+    blobs: new BlobStore(dir),
+    ...(options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes }),
+    ...(options.notice ? { notice: options.notice } : {}),
   };
 }

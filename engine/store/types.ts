@@ -7,7 +7,7 @@ import type { RoleDecl, RoleGrants } from '../model/roles.js';
 import type { AllowDestructive, Plan } from '../plan/types.js';
 import type { Readable } from 'node:stream';
 import type { DocumentOut, FileOut } from '../model/stored.js';
-import type { UploadInput } from './sqlite/files.js';
+import type { UploadInput } from './sql/file-rules.js';
 import type { HistoryPage, PushAuthor } from './sql/history.js';
 
 export { BUILTIN_ROLES, type BuiltinRole } from '../model/roles.js';

@@ -38,7 +38,7 @@ async function* payload(hash: ReturnType<typeof createHash>, boundary: string): 
 
 beforeAll(async () => {
   const bin = join(import.meta.dirname, '..', '..', 'bin', 'schemasync');
-  if (!existsSync(join(import.meta.dirname, '..', '..', 'dist', 'engine', 'store', 'sqlite', 'files.js'))) throw new Error('run npm run build first');
+  if (!existsSync(join(import.meta.dirname, '..', '..', 'dist', 'engine', 'store', 'sql', 'files-service.js'))) throw new Error('run npm run build first');
   dir = mkdtempSync(join(tmpdir(), 'ss-files-mem-'));
   // The real `schemasync serve` in its own process: SQLite store, blob folder, routes.
   child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--data', dir, '--no-rate-limit', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });

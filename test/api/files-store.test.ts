@@ -149,3 +149,19 @@ describe('document slots follow schema changes', () => {
     expect(blobCount()).toBe(0);
   });
 });
+
+describe('an upload addressed by the object id', () => {
+  it('names the object by its name in the document, so the record owns it like any other', async () => {
+    await srv.defineObject('ticket', [{ name: 'scan', type: 'document' }]);
+    const objectId = (await srv.call('GET', '/schema/objects/ticket')).body.data.id as string;
+    const ticket = (await srv.call('POST', '/records/ticket', { body: {} })).body.data;
+    const up = await upload(`/upload/${objectId}/${ticket.id}/scan`, 'scan', 'image/png');
+    expect(up.status).toBe(201);
+    expect(up.body.data.object).toBe('ticket');
+    expect((await srv.call('GET', `/records/ticket/${ticket.id}`)).body.data.values.scan).toBe(up.body.data.id);
+    // Deleting the record takes its document, file and bytes (no row left naming an object id).
+    expect((await srv.call('DELETE', `/records/ticket/${ticket.id}`)).status).toBe(200);
+    expectError(await srv.call('GET', `/documents/${up.body.data.id}`), { status: 404, code: 'DOCUMENT_NOT_FOUND_FOR_OPERATION' });
+    expect(blobCount()).toBe(0);
+  });
+});

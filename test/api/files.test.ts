@@ -5,20 +5,15 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../engine/errors.js';
 import type { AttributeSpec } from '../../engine/model/attribute.js';
-import type { RecordOut, StoredObject } from '../../engine/model/stored.js';
-import { BlobStore } from '../../engine/store/blobs.js';
-import { FilesEngine, type RecordPort } from '../../engine/store/sqlite/files.js';
+import { openStore } from '../../engine/store/index.js';
 import type { Store } from '../../engine/store/types.js';
-import { fakeStore } from './fake-store.js';
 import { expectError, startTestServer, type TestServer } from './helpers.js';
 
 /**
  * Files and documents over real multipart HTTP (contract.md §3 "Files and documents"):
- * a real server on port 0, the real FilesEngine over a real SQLite file and blob folder.
- * Records of one object `deal` live in a small port that calls the engine's document hook
- * inside the write transaction, as the SQLite store does.
+ * a real server on port 0 over the real store — a real SQLite file and blob folder — with
+ * one object `deal`; each test gets two fresh records, r1 and r2.
  */
 const attrs: AttributeSpec[] = [
   { name: 'contract', type: 'document', accepts: ['application/pdf', 'image/*'], maxFileSize: 64 * 1024 },
@@ -29,57 +24,30 @@ const attrs: AttributeSpec[] = [
 let srv: TestServer;
 let dir: string;
 let db: Database.Database;
-let blobs: BlobStore;
-let records: Map<string, RecordOut>;
+let store: Store;
+let blobRoot: string;
+let r1: string;
+let r2: string;
 
-function dealPort(files: () => FilesEngine): RecordPort {
-  const obj = { name: 'deal', attributes: attrs } as unknown as StoredObject;
-  const port: RecordPort = {
-    requireObject: async (n: string) => {
-      if (n !== 'deal') throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `Object ${n} not found`);
-      return obj;
-    },
-    getRecord: async (o: string, id: string) => {
-      if (o !== 'deal') throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `Object ${o} not found`);
-      const r = records.get(id);
-      if (!r) throw new ServiceError('SCHEMA_RECORD_NOT_FOUND', `Record ${id} not found`);
-      return structuredClone(r);
-    },
-    // Runs inside the FilesEngine's own transaction (the record side is bound to it).
-    updateRecord: async (o: string, id: string, patch: Record<string, unknown>) => {
-      const r = records.get(id)!;
-      for (const [k, v] of Object.entries(patch)) {
-        const spec = attrs.find((a) => a.name === k)!;
-        if (spec.type === 'document') {
-          const errors = await files().applyDocumentValue(port, o, id, spec, v);
-          if (errors.length) throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'Validation failed', { errors });
-        }
-        r.values[k] = v;
-      }
-      r.version++;
-      return structuredClone(r);
-    },
-  };
-  return port;
-}
+const value = async (id: string, attribute: string) => (await store.getRecord('deal', id)).values[attribute];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ss-files-api-'));
+  blobRoot = join(dir, 'files');
+  store = openStore({ path: join(dir, 'schemasync.db'), filesDir: blobRoot, maxUploadBytes: 4 * 1024 * 1024 });
+  await store.createObject({ name: 'deal', attributes: attrs }, { kind: 'runtime' });
   db = new Database(join(dir, 'schemasync.db'));
-  blobs = new BlobStore(join(dir, 'files'));
-  const store = fakeStore();
-  const files: FilesEngine = new FilesEngine(db, blobs, dealPort(() => files), { maxUploadBytes: 4 * 1024 * 1024 });
-  (store as { files?: unknown }).files = files;
-  srv = await startTestServer({ store: store as Store, dataDir: dir });
+  srv = await startTestServer({ store, dataDir: dir });
 });
 afterAll(async () => {
   await srv.close();
   db.close();
   rmSync(dir, { recursive: true, force: true });
 });
-beforeEach(() => {
-  records = new Map();
-  for (const id of ['r1', 'r2']) records.set(id, { id, object: 'deal', version: 1, createdAt: '', updatedAt: '', values: {} });
+beforeEach(async () => {
+  const actor = { keyId: 'test', role: 'owner', scopes: null } as const;
+  r1 = (await store.createRecord('deal', {}, actor)).id;
+  r2 = (await store.createRecord('deal', {}, actor)).id;
 });
 
 interface Reply { status: number; body: any; headers: Headers }
@@ -98,7 +66,7 @@ async function upload(path: string, parts: { file?: { data: Buffer | string; nam
 }
 
 const count = (t: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${t}`).get() as { n: number }).n;
-function blobFiles(root = blobs.root): string[] {
+function blobFiles(root = blobRoot): string[] {
   const out: string[] = [];
   for (const e of readdirSync(root, { withFileTypes: true })) {
     if (e.isDirectory()) out.push(...blobFiles(join(root, e.name)));
@@ -186,7 +154,7 @@ describe('POST /files and the file routes', () => {
     const r = await upload('/files', { file: { data: Buffer.alloc(4 * 1024 * 1024 + 1), type: 'text/plain' } });
     expectError(asReply(r), { status: 413, code: 'PAYLOAD_TOO_LARGE' });
     expect(count('_ss_files')).toBe(0);
-    expect(readdirSync(blobs.root).filter((n) => n.startsWith('.tmp-'))).toEqual([]);
+    expect(readdirSync(blobRoot).filter((n) => n.startsWith('.tmp-'))).toEqual([]);
     expect(blobFiles()).toEqual([]);
   });
 
@@ -220,65 +188,65 @@ describe('POST /files and the file routes', () => {
 describe('POST /upload/:objectName/:recordId/:attribute and documents', () => {
   it('attaches to the record: 201 the document, the record holds its id', async () => {
     const pdf = Buffer.from('%PDF-1.7 ...');
-    const r = await upload('/upload/deal/r1/contract', { file: { data: pdf, name: 'c.pdf', type: 'application/pdf' }, title: 'Signed contract' });
+    const r = await upload(`/upload/deal/${r1}/contract`, { file: { data: pdf, name: 'c.pdf', type: 'application/pdf' }, title: 'Signed contract' });
     expect(r.status).toBe(201);
     const doc = r.body.data;
     expect(Object.keys(doc).sort()).toEqual(['attribute', 'createdAt', 'fileId', 'id', 'object', 'recordId', 'title']);
-    expect(doc).toMatchObject({ title: 'Signed contract', object: 'deal', recordId: 'r1', attribute: 'contract' });
-    expect(records.get('r1')!.values['contract']).toBe(doc.id);
+    expect(doc).toMatchObject({ title: 'Signed contract', object: 'deal', recordId: r1, attribute: 'contract' });
+    expect(await value(r1, 'contract')).toBe(doc.id);
     const content = await fetch(`${srv.base}/files/${doc.fileId}/content`, { headers: { authorization: `Bearer ${srv.ownerKey}` } });
     expect(Buffer.from(await content.arrayBuffer()).equals(pdf)).toBe(true);
     await srv.call('DELETE', `/documents/${doc.id}`);
   });
 
   it('accepts image/* by wildcard and refuses other types with DOCUMENT_MIME_NOT_ACCEPTED', async () => {
-    expect((await upload('/upload/deal/r1/contract', { file: { data: 'png', type: 'image/png' } })).status).toBe(201);
-    const r = await upload('/upload/deal/r2/contract', { file: { data: 'x', type: 'text/plain' } });
+    expect((await upload(`/upload/deal/${r1}/contract`, { file: { data: 'png', type: 'image/png' } })).status).toBe(201);
+    const r = await upload(`/upload/deal/${r2}/contract`, { file: { data: 'x', type: 'text/plain' } });
     expectError(asReply(r), { status: 400, code: 'DOCUMENT_MIME_NOT_ACCEPTED' });
-    expect(records.get('r2')!.values['contract']).toBeUndefined();
+    expect(await value(r2, 'contract')).toBeNull();
     expect(count('_ss_documents')).toBe(1);
-    await srv.call('DELETE', `/documents/${records.get('r1')!.values['contract']}`);
+    await srv.call('DELETE', `/documents/${String(await value(r1, 'contract'))}`);
   });
 
   it('maxFileSize: DOCUMENT_FILE_TOO_LARGE, nothing kept', async () => {
-    const r = await upload('/upload/deal/r1/contract', { file: { data: Buffer.alloc(64 * 1024 + 1), type: 'application/pdf' } });
+    const r = await upload(`/upload/deal/${r1}/contract`, { file: { data: Buffer.alloc(64 * 1024 + 1), type: 'application/pdf' } });
     expectError(asReply(r), { status: 400, code: 'DOCUMENT_FILE_TOO_LARGE', message: /64KB/ });
     expect(count('_ss_files') + count('_ss_documents')).toBe(0);
     expect(blobFiles()).toEqual([]);
   });
 
   it('the single-file rule: a second upload is DOCUMENT_MULTIPLE_NOT_ALLOWED; multiple attributes collect', async () => {
-    const first = await upload('/upload/deal/r1/contract', { file: { data: 'a', type: 'application/pdf' } });
+    const first = await upload(`/upload/deal/${r1}/contract`, { file: { data: 'a', type: 'application/pdf' } });
     expect(first.status).toBe(201);
-    expectError(asReply(await upload('/upload/deal/r1/contract', { file: { data: 'b', type: 'application/pdf' } })), {
+    expectError(asReply(await upload(`/upload/deal/${r1}/contract`, { file: { data: 'b', type: 'application/pdf' } })), {
       status: 400, code: 'DOCUMENT_MULTIPLE_NOT_ALLOWED',
     });
-    const a = await upload('/upload/deal/r2/attachments', { file: { data: 'one', name: 'one.txt', type: 'text/plain' } });
-    const b = await upload('/upload/deal/r2/attachments', { file: { data: 'two', type: 'text/plain' }, title: 'late', titleAfter: true });
+    const a = await upload(`/upload/deal/${r2}/attachments`, { file: { data: 'one', name: 'one.txt', type: 'text/plain' } });
+    const b = await upload(`/upload/deal/${r2}/attachments`, { file: { data: 'two', type: 'text/plain' }, title: 'late', titleAfter: true });
     expect(a.body.data.title).toBe('one.txt');
     expect(b.body.data.title).toBe('late');
-    expect(records.get('r2')!.values['attachments']).toEqual([a.body.data.id, b.body.data.id]);
+    expect(await value(r2, 'attachments')).toEqual([a.body.data.id, b.body.data.id]);
     for (const id of [first.body.data.id, a.body.data.id, b.body.data.id]) await srv.call('DELETE', `/documents/${id}`);
   });
 
   it('unknown object, record or attribute, and non-document attributes are refused before any byte is kept', async () => {
-    expectError(asReply(await upload('/upload/nope/r1/contract', { file: { data: 'x', type: 'application/pdf' } })), { status: 404, code: 'SCHEMA_OBJECT_NOT_FOUND' });
+    expectError(asReply(await upload(`/upload/nope/${r1}/contract`, { file: { data: 'x', type: 'application/pdf' } })), { status: 404, code: 'SCHEMA_OBJECT_NOT_FOUND' });
     expectError(asReply(await upload('/upload/deal/zz/contract', { file: { data: 'x', type: 'application/pdf' } })), { status: 404, code: 'SCHEMA_RECORD_NOT_FOUND' });
-    expectError(asReply(await upload('/upload/deal/r1/nope', { file: { data: 'x', type: 'application/pdf' } })), { status: 404, code: 'SCHEMA_ATTRIBUTE_NOT_FOUND' });
-    expectError(asReply(await upload('/upload/deal/r1/title', { file: { data: 'x' } })), { status: 400, code: 'SCHEMA_VALIDATION_FAILED' });
+    expectError(asReply(await upload(`/upload/deal/${r1}/nope`, { file: { data: 'x', type: 'application/pdf' } })), { status: 404, code: 'SCHEMA_ATTRIBUTE_NOT_FOUND' });
+    expectError(asReply(await upload(`/upload/deal/${r1}/title`, { file: { data: 'x' } })), { status: 400, code: 'SCHEMA_VALIDATION_FAILED' });
     expect(count('_ss_files')).toBe(0);
     expect(blobFiles()).toEqual([]);
   });
 
   it('GET, PATCH title, DELETE a document; unknown ids are 404 DOCUMENT_NOT_FOUND_FOR_OPERATION', async () => {
-    const up = await upload('/upload/deal/r1/attachments', { file: { data: 'doc', type: 'text/plain' } });
+    const up = await upload(`/upload/deal/${r1}/attachments`, { file: { data: 'doc', type: 'text/plain' } });
     const id = up.body.data.id;
     expect((await srv.call('GET', `/documents/${id}`)).body.data).toEqual(up.body.data);
     const p = await srv.call('PATCH', `/documents/${id}`, { body: { title: 'Renamed' } });
     expect(p.body.data.title).toBe('Renamed');
     expectError(await srv.call('PATCH', `/documents/${id}`, { body: { name: 'x' } }), { status: 400, errors: true });
     expect((await srv.call('DELETE', `/documents/${id}`)).body.data).toEqual({ id });
-    expect(records.get('r1')!.values['attachments']).toEqual([]);
+    expect(await value(r1, 'attachments')).toEqual([]);
     expect(count('_ss_documents') + count('_ss_files')).toBe(0);
     expect(blobFiles()).toEqual([]);
     for (const [m, body] of [['GET', undefined], ['PATCH', { title: 'x' }], ['DELETE', undefined]] as const) {
@@ -287,13 +255,14 @@ describe('POST /upload/:objectName/:recordId/:attribute and documents', () => {
   });
 
   it('a file in use by a document cannot be deleted on its own (409)', async () => {
-    const up = await upload('/upload/deal/r1/attachments', { file: { data: 'used', type: 'text/plain' } });
+    const up = await upload(`/upload/deal/${r1}/attachments`, { file: { data: 'used', type: 'text/plain' } });
     expectError(await srv.call('DELETE', `/files/${up.body.data.fileId}`), { status: 409, code: 'SCHEMA_CONFLICT' });
     await srv.call('DELETE', `/documents/${up.body.data.id}`);
   });
 
   it('uploads count in the upload rate bucket (20/min hosted; 2 here), reads do not', async () => {
-    const limited = await startTestServer({ store: srv.store, dataDir: dir, rateLimit: { limits: { upload: 2 } } });
+    // The second server shares the store and must not close it.
+    const limited = await startTestServer({ store: { ...srv.store, close: async () => undefined }, dataDir: dir, rateLimit: { limits: { upload: 2 } } });
     try {
       const send = async () => {
         const form = new FormData();
@@ -344,11 +313,11 @@ describe('SDK files and documents (streamed multipart)', () => {
     expect(gone).toBeInstanceOf(ServiceRequestError);
     expect((gone as InstanceType<typeof ServiceRequestError>).code).toBe('DOCUMENT_NOT_FOUND_FOR_OPERATION');
 
-    const doc = await client.files.uploadTo({ object: 'deal', recordId: 'r1', attribute: 'contract' }, { data: Buffer.from('%PDF'), name: 'c.pdf' }, { title: 'Contract' });
-    expect(doc).toMatchObject({ title: 'Contract', recordId: 'r1' });
+    const doc = await client.files.uploadTo({ object: 'deal', recordId: r1, attribute: 'contract' }, { data: Buffer.from('%PDF'), name: 'c.pdf' }, { title: 'Contract' });
+    expect(doc).toMatchObject({ title: 'Contract', recordId: r1 });
     expect((await client.documents.update(doc.id, { title: 'T2' })).title).toBe('T2');
     const refused = await client.files
-      .uploadTo({ object: 'deal', recordId: 'r1', attribute: 'contract' }, { data: Buffer.from('%PDF'), name: 'd.pdf' })
+      .uploadTo({ object: 'deal', recordId: r1, attribute: 'contract' }, { data: Buffer.from('%PDF'), name: 'd.pdf' })
       .catch((e: unknown) => e);
     expect((refused as InstanceType<typeof ServiceRequestError>).code).toBe('DOCUMENT_MULTIPLE_NOT_ALLOWED');
     await client.documents.delete(doc.id);
@@ -403,16 +372,16 @@ describe('schemasync files (the CLI over the SDK; needs npm run build)', () => {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(join(dir, 'contract.pdf'), '%PDF-1.4');
     writeFileSync(join(dir, 'notes.txt'), 'hello');
-    const ok = await cli(['--json', 'files', 'upload', 'contract.pdf', '--to', 'deal/r1/contract', '--title', 'Signed']);
+    const ok = await cli(['--json', 'files', 'upload', 'contract.pdf', '--to', `deal/${r1}/contract`, '--title', 'Signed']);
     expect(ok.code).toBe(0);
     const doc = JSON.parse(ok.stdout) as { id: string; title: string };
     expect(doc.title).toBe('Signed');
-    expect(records.get('r1')!.values['contract']).toBe(doc.id);
+    expect(await value(r1, 'contract')).toBe(doc.id);
 
-    const bad = await cli(['files', 'upload', 'notes.txt', '--to', 'deal/r2/contract']);
+    const bad = await cli(['files', 'upload', 'notes.txt', '--to', `deal/${r2}/contract`]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^Error: 400 DOCUMENT_MIME_NOT_ACCEPTED: deal\.contract does not accept text\/plain/);
-    const usage = await cli(['files', 'upload', 'notes.txt', '--to', 'deal/r2']);
+    const usage = await cli(['files', 'upload', 'notes.txt', '--to', `deal/${r2}`]);
     expect(usage.stderr).toMatch(/--to must be object\/recordId\/attribute/);
     await srv.call('DELETE', `/documents/${doc.id}`);
   });

@@ -6,19 +6,20 @@ import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../engine/errors.js';
 import type { AttributeSpec } from '../../engine/model/attribute.js';
-import type { RecordOut, StoredObject } from '../../engine/model/stored.js';
+import { cleanFileName } from '../../engine/model/file-names.js';
 import { BlobStore } from '../../engine/store/blobs.js';
-import { FilesEngine, cleanFileName, mimeAccepted, type RecordPort } from '../../engine/store/sqlite/files.js';
-import type { Actor } from '../../engine/store/types.js';
+import { openStore } from '../../engine/store/index.js';
+import { mimeAccepted } from '../../engine/store/sql/file-rules.js';
+import type { FilesApi, Store } from '../../engine/store/types.js';
 
 /**
- * FilesEngine over a real SQLite file and real blob folder. The record side is a small
- * in-memory port that calls the engine's document hook the way the SQLite store does
- * (inside the write's transaction), so the rules are tested without the full store.
+ * Files and documents over the real store: a real SQLite file and a real blob folder, the
+ * records of one object `deal` written through the store, so the document rules run inside
+ * the record writes' own transactions as they do behind the HTTP routes.
  */
-const member: Actor = { keyId: 'k-member', role: 'member', scopes: null };
-const other: Actor = { keyId: 'k-other', role: 'member', scopes: null };
-const admin: Actor = { keyId: 'k-admin', role: 'admin', scopes: null };
+const member = { keyId: 'k-member', role: 'member', scopes: null } as const;
+const other = { keyId: 'k-other', role: 'member', scopes: null } as const;
+const admin = { keyId: 'k-admin', role: 'admin', scopes: null } as const;
 
 const attrs: AttributeSpec[] = [
   { name: 'contract', type: 'document', accepts: ['application/pdf', 'image/*'], maxFileSize: 1000 },
@@ -29,56 +30,14 @@ const attrs: AttributeSpec[] = [
 let dir: string;
 let db: Database.Database;
 let blobs: BlobStore;
-let files: FilesEngine;
-let records: Map<string, RecordOut>;
+let store: Store;
+let files: FilesApi;
+let r1: string;
+let r2: string;
 
-function port(): RecordPort {
-  const obj = { name: 'deal', attributes: attrs } as unknown as StoredObject;
-  const p: RecordPort = {
-    requireObject: async (n) => {
-      if (n !== 'deal') throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `no ${n}`);
-      return obj;
-    },
-    getRecord: async (_o, id) => {
-      const r = records.get(id);
-      if (!r) throw new ServiceError('SCHEMA_RECORD_NOT_FOUND', `no ${id}`);
-      return structuredClone(r);
-    },
-    updateRecord: (o, id, patch) =>
-      atomically(async () => {
-        const r = records.get(id)!;
-        for (const [k, v] of Object.entries(patch)) {
-          const spec = attrs.find((a) => a.name === k)!;
-          if (spec.type === 'document') {
-            const errors = await files.applyDocumentValue(p, o, id, spec, v, [k], member);
-            if (errors.length) throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'bad', { errors });
-          }
-          r.values[k] = v;
-        }
-        r.version++;
-        return structuredClone(r);
-      }),
-  };
-  return p;
-}
-
-/** A record write is one transaction; inside the FilesEngine's own it is part of that one. */
-async function atomically<T>(fn: () => Promise<T>): Promise<T> {
-  if (db.inTransaction) return fn();
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const out = await fn();
-    db.exec('COMMIT');
-    return out;
-  } catch (err) {
-    if (db.inTransaction) db.exec('ROLLBACK');
-    throw err;
-  }
-}
-
-const rec = (id: string): RecordOut => ({ id, object: 'deal', version: 1, createdAt: '', updatedAt: '', values: {} });
 const bytes = (s: string | Buffer) => Readable.from([Buffer.isBuffer(s) ? s : Buffer.from(s)]);
 const count = (table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+const value = async (id: string, attribute: string) => (await store.getRecord('deal', id)).values[attribute];
 function blobCount(root = blobs.root): number {
   let n = 0;
   for (const e of readdirSync(root, { withFileTypes: true })) n += e.isDirectory() ? blobCount(join(root, e.name)) : 1;
@@ -93,15 +52,23 @@ async function code(p: Promise<unknown> | (() => unknown)): Promise<string | und
   return undefined;
 }
 
-beforeEach(() => {
+function open(): Store {
+  return openStore({ path: join(dir, 'test.db'), filesDir: join(dir, 'files'), maxUploadBytes: 5000 });
+}
+
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ss-files-'));
+  store = open();
+  files = store.files!;
+  await store.createObject({ name: 'deal', attributes: attrs }, { kind: 'runtime' });
+  r1 = (await store.createRecord('deal', {}, member)).id;
+  r2 = (await store.createRecord('deal', {}, member)).id;
   db = new Database(join(dir, 'test.db'));
   blobs = new BlobStore(join(dir, 'files'));
-  records = new Map([['r1', rec('r1')], ['r2', rec('r2')]]);
-  files = new FilesEngine(db, blobs, port(), { maxUploadBytes: 5000 });
 });
-afterEach(() => {
+afterEach(async () => {
   db.close();
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -128,11 +95,11 @@ describe('files', () => {
     expect(a).toMatchObject({ name: 'a.txt', mimeType: 'text/plain', size: 4, uploadedBy: 'k-member' });
     expect(b.sha256).toBe(a.sha256);
     expect(blobCount()).toBe(1);
-    expect(files.renameFile(a.id, 'renamed.txt', member).name).toBe('renamed.txt');
+    expect((await files.renameFile(a.id, 'renamed.txt', member)).name).toBe('renamed.txt');
     // Deleting one keeps the bytes the other still uses; deleting both frees them.
-    files.deleteFile(a.id, member);
+    await files.deleteFile(a.id, member);
     expect(blobCount()).toBe(1);
-    files.deleteFile(b.id, other);
+    await files.deleteFile(b.id, other);
     expect(blobCount()).toBe(0);
     expect(await code(() => files.getFile(a.id))).toBe('DOCUMENT_NOT_FOUND_FOR_OPERATION');
   });
@@ -140,16 +107,16 @@ describe('files', () => {
   it("refuses deleting someone else's upload with SCHEMA_ACCESS_DENIED; admins may", async () => {
     const f = await files.uploadFile({ name: 'a', mimeType: 'text/plain', stream: bytes('x') }, member);
     expect(await code(() => files.deleteFile(f.id, other))).toBe('SCHEMA_ACCESS_DENIED');
-    expect(files.getFile(f.id).id).toBe(f.id);
-    files.deleteFile(f.id, admin);
+    expect((await files.getFile(f.id)).id).toBe(f.id);
+    await files.deleteFile(f.id, admin);
     expect(count('_ss_files')).toBe(0);
   });
 
   it("renaming follows the delete rule: someone else's upload is SCHEMA_ACCESS_DENIED; admins may", async () => {
     const f = await files.uploadFile({ name: 'mine.txt', mimeType: 'text/plain', stream: bytes('x') }, member);
     expect(await code(() => files.renameFile(f.id, 'stolen.txt', other))).toBe('SCHEMA_ACCESS_DENIED');
-    expect(files.getFile(f.id).name).toBe('mine.txt');
-    expect(files.renameFile(f.id, 'by-admin.txt', admin).name).toBe('by-admin.txt');
+    expect((await files.getFile(f.id)).name).toBe('mine.txt');
+    expect((await files.renameFile(f.id, 'by-admin.txt', admin)).name).toBe('by-admin.txt');
   });
 
   it('a refusal after the bytes are on disk (untilBodyEnds) keeps no row and no bytes', async () => {
@@ -159,12 +126,12 @@ describe('files', () => {
     expect(await code(files.uploadFile({ name: 'a', mimeType: 'text/plain', stream: bytes('first'), untilBodyEnds: refuse }, member))).toBe(
       'SCHEMA_VALIDATION_FAILED',
     );
-    expect(await code(files.uploadDocument({ object: 'deal', recordId: 'r1', attribute: 'attachments' }, { name: 'a', mimeType: 'text/plain', stream: bytes('first'), untilBodyEnds: refuse }, member))).toBe(
+    expect(await code(files.uploadDocument({ object: 'deal', recordId: r1, attribute: 'attachments' }, { name: 'a', mimeType: 'text/plain', stream: bytes('first'), untilBodyEnds: refuse }, member))).toBe(
       'SCHEMA_VALIDATION_FAILED',
     );
     expect(count('_ss_files') + count('_ss_documents')).toBe(0);
     expect(blobCount()).toBe(0);
-    expect(records.get('r1')!.version).toBe(1);
+    expect((await store.getRecord('deal', r1)).version).toBe(1);
   });
 
   it('an upload over the server cap leaves no bytes and no row (413)', async () => {
@@ -179,24 +146,33 @@ describe('garbage at open', () => {
     const kept = await files.uploadFile({ name: 'k', mimeType: 'text/plain', stream: bytes('kept') }, member);
     // Bytes written but never given a row, as after a crash between rename and insert.
     const lost = await blobs.writeStream(bytes('lost'), { maxBytes: 100 });
-    const reopened = new FilesEngine(db, blobs, port());
+    const reopen = async () => {
+      await store.close();
+      store = open();
+      files = store.files!;
+      // Any files call answers only after the garbage pass the store starts on open.
+      expect((await files.getFile(kept.id)).sha256).toBe(kept.sha256);
+    };
+    await reopen();
     expect(blobs.has(lost.sha256)).toBe(false);
     expect(blobs.has(kept.sha256)).toBe(true);
-    expect(reopened.collectGarbage()).toBe(0);
+    // A second pass finds nothing more to remove.
+    await reopen();
+    expect(blobCount()).toBe(1);
   });
 });
 
 describe('documents', () => {
   it('upload attaches to the record, checks accepts, size and the single-file rule', async () => {
-    const t = { object: 'deal', recordId: 'r1', attribute: 'contract' };
+    const t = { object: 'deal', recordId: r1, attribute: 'contract' };
     expect(await code(files.uploadDocument(t, { name: 'a.txt', mimeType: 'text/plain', stream: bytes('x') }, member))).toBe('DOCUMENT_MIME_NOT_ACCEPTED');
     expect(await code(files.uploadDocument(t, { name: 'a.pdf', mimeType: 'application/pdf', stream: bytes(Buffer.alloc(1001)) }, member))).toBe('DOCUMENT_FILE_TOO_LARGE');
     expect(count('_ss_files') + count('_ss_documents') + blobCount()).toBe(0);
 
     const doc = await files.uploadDocument(t, { name: 'scan.png', mimeType: 'image/png', stream: bytes('png'), title: 'Signed' }, member);
-    expect(doc).toMatchObject({ title: 'Signed', object: 'deal', recordId: 'r1', attribute: 'contract' });
-    expect(records.get('r1')!.values['contract']).toBe(doc.id);
-    expect(files.getFile(doc.fileId).name).toBe('scan.png');
+    expect(doc).toMatchObject({ title: 'Signed', object: 'deal', recordId: r1, attribute: 'contract' });
+    expect(await value(r1, 'contract')).toBe(doc.id);
+    expect((await files.getFile(doc.fileId)).name).toBe('scan.png');
 
     expect(await code(files.uploadDocument(t, { name: 'b.pdf', mimeType: 'application/pdf', stream: bytes('y') }, member))).toBe('DOCUMENT_MULTIPLE_NOT_ALLOWED');
     expect(count('_ss_documents')).toBe(1);
@@ -204,20 +180,20 @@ describe('documents', () => {
   });
 
   it('multiple attributes collect ids; the title defaults to the file name', async () => {
-    const t = { object: 'deal', recordId: 'r1', attribute: 'attachments' };
+    const t = { object: 'deal', recordId: r1, attribute: 'attachments' };
     const a = await files.uploadDocument(t, { name: 'a.txt', mimeType: 'text/plain', stream: bytes('a') }, member);
     const b = await files.uploadDocument(t, { name: 'b.txt', mimeType: 'text/plain', stream: bytes('b') }, member);
     expect(a.title).toBe('a.txt');
-    expect(records.get('r1')!.values['attachments']).toEqual([a.id, b.id]);
+    expect(await value(r1, 'attachments')).toEqual([a.id, b.id]);
   });
 
   it('PATCH title, DELETE detaches from the record and frees the bytes; unknown ids 404', async () => {
-    const t = { object: 'deal', recordId: 'r1', attribute: 'attachments' };
+    const t = { object: 'deal', recordId: r1, attribute: 'attachments' };
     const a = await files.uploadDocument(t, { name: 'a.txt', mimeType: 'text/plain', stream: bytes('a') }, member);
     const b = await files.uploadDocument(t, { name: 'b.txt', mimeType: 'text/plain', stream: bytes('b') }, member);
-    expect(files.renameDocument(a.id, 'New').title).toBe('New');
+    expect((await files.renameDocument(a.id, 'New')).title).toBe('New');
     await files.deleteDocument(a.id, member);
-    expect(records.get('r1')!.values['attachments']).toEqual([b.id]);
+    expect(await value(r1, 'attachments')).toEqual([b.id]);
     expect(count('_ss_documents')).toBe(1);
     expect(count('_ss_files')).toBe(1);
     expect(blobCount()).toBe(1);
@@ -227,35 +203,32 @@ describe('documents', () => {
   });
 
   it('record writes: ids must be this slot\'s documents; clearing detaches them; deleting records drops them', async () => {
-    const t = { object: 'deal', recordId: 'r1', attribute: 'attachments' };
+    const t = { object: 'deal', recordId: r1, attribute: 'attachments' };
     const a = await files.uploadDocument(t, { name: 'a.txt', mimeType: 'text/plain', stream: bytes('a') }, member);
-    const p = port();
     // Naming another record's document moves it: it leaves r1's value.
-    await p.updateRecord('deal', 'r2', { attachments: [a.id] }, '*', member);
-    expect(records.get('r1')!.values['attachments']).toEqual([]);
-    expect(files.getDocument(a.id)).toMatchObject({ recordId: 'r2', attribute: 'attachments' });
-    expect(await code(() => p.updateRecord('deal', 'r2', { contract: a.id }, '*', member))).toBe('SCHEMA_VALIDATION_FAILED');
+    await store.updateRecord('deal', r2, { attachments: [a.id] }, '*', member);
+    expect(await value(r1, 'attachments')).toEqual([]);
+    expect(await files.getDocument(a.id)).toMatchObject({ recordId: r2, attribute: 'attachments' });
+    expect(await code(() => store.updateRecord('deal', r2, { contract: a.id }, '*', member))).toBe('SCHEMA_VALIDATION_FAILED');
     // Moving into an attribute whose accepts refuses it.
-    await p.updateRecord('deal', 'r1', { attachments: [a.id] }, '*', member);
-    expect(await code(() => p.updateRecord('deal', 'r2', { contract: a.id }, '*', member))).toBe('DOCUMENT_MIME_NOT_ACCEPTED');
-    expect(await code(() => p.updateRecord('deal', 'r2', { attachments: ['nope'] }, '*', member))).toBe('SCHEMA_VALIDATION_FAILED');
-    expect(await code(() => p.updateRecord('deal', 'r1', { contract: ['x', 'y'] }, '*', member))).toBe('DOCUMENT_MULTIPLE_NOT_ALLOWED');
-    await p.updateRecord('deal', 'r1', { attachments: [] }, '*', member);
-    files.flushReleases();
+    await store.updateRecord('deal', r1, { attachments: [a.id] }, '*', member);
+    expect(await code(() => store.updateRecord('deal', r2, { contract: a.id }, '*', member))).toBe('DOCUMENT_MIME_NOT_ACCEPTED');
+    expect(await code(() => store.updateRecord('deal', r2, { attachments: ['nope'] }, '*', member))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(await code(() => store.updateRecord('deal', r1, { contract: ['x', 'y'] }, '*', member))).toBe('DOCUMENT_MULTIPLE_NOT_ALLOWED');
+    await store.updateRecord('deal', r1, { attachments: [] }, '*', member);
     expect(count('_ss_documents') + count('_ss_files') + blobCount()).toBe(0);
 
     await files.uploadDocument(t, { name: 'b.txt', mimeType: 'text/plain', stream: bytes('b') }, member);
-    db.transaction(() => files.deleteRecordDocuments('deal', ['r1']))();
-    files.flushReleases();
+    await store.deleteRecord('deal', r1);
     expect(count('_ss_documents') + count('_ss_files') + blobCount()).toBe(0);
   });
 
   it('a failure after the bytes are written rolls back rows and frees the bytes', async () => {
-    const t = { object: 'deal', recordId: 'r1', attribute: 'attachments' };
+    const t = { object: 'deal', recordId: r1, attribute: 'attachments' };
     // The record is deleted while the bytes stream in: the checks inside the transaction catch it.
     async function* racing() {
       yield Buffer.from('first half ');
-      records.delete('r1');
+      await store.deleteRecord('deal', r1);
       yield Buffer.from('second half');
     }
     const stream = Readable.from(racing());

@@ -7,6 +7,7 @@ import { specOfStored } from './catalog-rows.js';
 import type { Core } from './context.js';
 import { tableIdent } from './idents.js';
 import { intColumn } from './rows.js';
+import { countSlotDocuments } from './documents.js';
 
 /**
  * engine/plan/facts.ts over the store (architecture.md patterns 1 and 4): the planner stays
@@ -64,7 +65,7 @@ export async function answer(core: Core, ex: Executor, q: Question): Promise<unk
     }
     case 'documentCount':
       if (!o || !o.attributes.some((a) => a.name === q.attribute && a.type === 'document')) return 0;
-      return count('SELECT COUNT(*) AS n FROM _ss_documents WHERE object = ? AND attribute = ?', [q.object, q.attribute]);
+      return countSlotDocuments(ex, q.object, q.attribute);
     case 'recordSample':
       if (!o) return [];
       return (await ex.all<{ id: string }>(`SELECT id FROM ${tableIdent(q.object)} ORDER BY ${core.dialect.insertionOrder} LIMIT ${SAMPLE_IDS}`)).map((r) => r.id);

@@ -165,5 +165,5 @@ export async function deleteRows(core: Core, tx: Executor, o: StoredObject, ids:
     for (let i = 0; i < links.length; i++) params.push(gone);
     await tx.run(`UPDATE ${table} SET ${sets.join(', ')}, version = version + 1, updated_at = ? WHERE ${where.join(' OR ')}`, params);
   }
-  await core.documents?.deleteRecordDocuments(tx, o.name, ids);
+  await core.files?.documents.deleteRecordDocuments(tx, o.name, ids);
 }

@@ -5,7 +5,9 @@ import { sqlIdent } from '../../model/names.js';
 import type { RecordOut, StoredObject } from '../../model/stored.js';
 import type { Executor, Param } from '../port.js';
 import type { Actor, BulkUpdateItem } from '../types.js';
-import type { Core, DocumentSlot, RecordPort } from './context.js';
+import type { Core } from './context.js';
+import { applyDocumentSlots } from './document-slots.js';
+import type { DocumentSlot } from './file-rules.js';
 import { tableIdent } from './idents.js';
 import { checkRelations, checkStoredRules, checkUnique, deleteRows, hasRelationRules, type RuleRow } from './record-rules.js';
 import { now } from './time.js';
@@ -14,8 +16,9 @@ import { parseRecordBody, userAttributes, validationFailed, type ParsedRow } fro
 /**
  * Record writes and reads (contract.md §3 "Records"): create, update with if-match, delete,
  * and their bulk forms, each all or nothing inside the caller's write transaction. The
- * rules they keep live in record-rules.ts; documents are the documents module's (through
- * Core.documents, with this side bound to the same transaction as its RecordPort).
+ * rules they keep live in record-rules.ts; documents are the documents module's: a write
+ * hands it its document slots as data and rewrites the records a document moved away from
+ * itself (document-slots.ts), so no call goes from documents back into a record write.
  */
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -60,11 +63,12 @@ export async function getRecord(core: Core, ex: Executor, o: StoredObject, id: s
 
 /**
  * The documents hook (issue 5): document ids must be this slot's documents. Every document
- * slot of the write goes in one call, so the documents module judges the write as a whole
- * (one document named by two items is refused, not moved from one to the other).
+ * slot of the write goes in one call, after its rows are written and before the answer is
+ * read back, so the documents module judges the write as a whole (one document named by two
+ * items is refused, not moved from one to the other).
  */
-async function checkDocumentValues(core: Core, tx: Executor, records: () => RecordPort, o: StoredObject, rows: readonly RuleRow[]): Promise<FieldError[]> {
-  if (!core.documents || !o.attributes.some((a) => a.type === 'document')) return [];
+async function checkDocumentValues(core: Core, tx: Executor, o: StoredObject, rows: readonly RuleRow[]): Promise<FieldError[]> {
+  if (!core.files || !o.attributes.some((a) => a.type === 'document')) return [];
   const slots: DocumentSlot[] = [];
   const specs = userAttributes(o).filter((a) => a.type === 'document');
   for (const r of rows) {
@@ -72,7 +76,8 @@ async function checkDocumentValues(core: Core, tx: Executor, records: () => Reco
       if (Object.hasOwn(r.parsed.values, spec.name)) slots.push({ recordId: r.id, spec, value: r.parsed.values[spec.name], path: [...r.path, spec.name] });
     }
   }
-  return slots.length > 0 ? core.documents.applyDocumentValues(tx, records(), o.name, slots) : [];
+  if (slots.length === 0) return [];
+  return applyDocumentSlots(tx, core.files.documents, o.name, slots, (name) => core.catalog.find(tx, name), core.codecs.document);
 }
 
 /** What a create needs before its transaction: bodies parsed (no I/O), ids drawn. */
@@ -109,7 +114,7 @@ export function prepareCreates(core: Core, o: StoredObject, bodies: readonly unk
  * attribute is reported, issue 3). Unique values are left to the unique indexes on the fast
  * path; a violation rolls the batch back and `nameUniqueOffenders` (outside it) names them.
  */
-export async function writeCreates(core: Core, tx: Executor, records: () => RecordPort, p: PreparedCreates, parseErrors: FieldError[] | undefined, actor: Actor): Promise<RecordOut[]> {
+export async function writeCreates(core: Core, tx: Executor, p: PreparedCreates, parseErrors: FieldError[] | undefined, actor: Actor): Promise<RecordOut[]> {
   const { o, ids, parsed } = p;
   if (parseErrors) throw validationFailed(mergeErrors(parseErrors, await checkStoredRules(tx, o, p.rows())));
   // Invariant (relation existence): checked inside the write transaction that inserts, so a
@@ -147,8 +152,8 @@ export async function writeCreates(core: Core, tx: Executor, records: () => Reco
   await tx.runBatch(sql, rows());
   await index.finish();
   // Most objects have no document attribute: no 10,000 empty lists to build and merge.
-  if (core.documents && o.attributes.some((a) => a.type === 'document')) {
-    const docErrors = await checkDocumentValues(core, tx, records, o, p.rows());
+  if (core.files && o.attributes.some((a) => a.type === 'document')) {
+    const docErrors = await checkDocumentValues(core, tx, o, p.rows());
     if (docErrors.length > 0) throw validationFailed(docErrors);
   }
   // A create sets every attribute (sent, default or null) in attribute order
@@ -181,7 +186,7 @@ export function prepareUpdates(core: Core, o: StoredObject, items: readonly Upda
   });
 }
 
-export async function writeUpdates(core: Core, tx: Executor, records: () => RecordPort, o: StoredObject, rows: readonly (RuleRow & { ifMatch: number | '*' })[], bulk: boolean): Promise<RecordOut[]> {
+export async function writeUpdates(core: Core, tx: Executor, o: StoredObject, rows: readonly (RuleRow & { ifMatch: number | '*' })[], bulk: boolean): Promise<RecordOut[]> {
   const errors = rows.flatMap((r) => r.parsed.errors);
   // As for creates: the stored rules run on what parsed, so every bad attribute is named.
   if (errors.length > 0) throw validationFailed(mergeErrors(errors, await checkStoredRules(tx, o, rows)));
@@ -249,7 +254,7 @@ export async function writeUpdates(core: Core, tx: Executor, records: () => Reco
     }
   }
   await index.finish();
-  const docErrors = await checkDocumentValues(core, tx, records, o, rows);
+  const docErrors = await checkDocumentValues(core, tx, o, rows);
   if (docErrors.length > 0) throw validationFailed(docErrors);
   const out: RecordOut[] = [];
   for (const r of rows) out.push(toRecord(core, o, await requireRow(tx, o, r.id)));

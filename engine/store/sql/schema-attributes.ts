@@ -123,8 +123,8 @@ async function writeAttributeChange(core: Core, tx: Executor, o: StoredObject, a
   }
   // Document rows name their slot by attribute (the documents module): they follow a
   // rename, and go with the values when the attribute stops being a document (issue 5: no orphans).
-  if (current.type === 'document' && next.type !== 'document') await core.documents?.deleteSchemaDocuments(tx, o.name, current.name);
-  else if (current.type === 'document' && next.name !== current.name) await core.documents?.renameSchemaSlot(tx, o.name, current.name, next.name);
+  if (current.type === 'document' && next.type !== 'document') await core.files?.documents.deleteSchemaDocuments(tx, o.name, current.name);
+  else if (current.type === 'document' && next.name !== current.name) await core.files?.documents.renameSchemaSlot(tx, o.name, current.name, next.name);
   const renamedCurrent = { ...current, name: next.name };
   const needsRebuild = current.type !== next.type || isMultiValued(current) !== isMultiValued(next) || (current.type === 'relation' && current.multiple !== next.multiple);
   if (needsRebuild) await core.ddl.changeColumnType(tx, o.name, a.id, renamedCurrent, next);
@@ -155,7 +155,7 @@ export async function deleteAttribute(core: Core, tx: Executor, object: string, 
 }
 
 export async function dropAttribute(core: Core, tx: Executor, object: string, a: StoredAttribute): Promise<void> {
-  if (a.type === 'document') await core.documents?.deleteSchemaDocuments(tx, object, a.name);
+  if (a.type === 'document') await core.files?.documents.deleteSchemaDocuments(tx, object, a.name);
   await core.fulltext.beforeSchemaChange(tx, object);
   await core.ddl.dropColumn(tx, object, a.id, a.name);
   await tx.run('DELETE FROM _ss_attributes WHERE id = ?', [a.id]);

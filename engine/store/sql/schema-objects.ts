@@ -106,7 +106,7 @@ export async function deleteObject(core: Core, tx: Executor, idOrName: string, o
 /** Documents, search entries, meta rows and the table. */
 export async function dropObject(core: Core, tx: Executor, o: StoredObject): Promise<void> {
   await core.fulltext.dropObject(tx, o.name);
-  await core.documents?.deleteSchemaDocuments(tx, o.name);
+  await core.files?.documents.deleteSchemaDocuments(tx, o.name);
   await tx.run('DELETE FROM _ss_attributes WHERE object_id = ?', [o.id]);
   await tx.run('DELETE FROM _ss_objects WHERE id = ?', [o.id]);
   await core.ddl.dropRecordTable(tx, o.name);
@@ -136,7 +136,7 @@ export async function renameObject(core: Core, tx: Executor, from: string, to: s
   }
   await renameObjectInViews(tx, from, to);
   await renameObjectInRoles(tx, from, to);
-  await core.documents?.renameSchemaObject(tx, from, to);
+  await core.files?.documents.renameSchemaObject(tx, from, to);
   await core.catalog.changedMany(tx);
   await core.fulltext.afterObjectRename(tx, from, await core.catalog.require(tx, to));
 }

@@ -12,7 +12,9 @@ import { applyPlan } from './apply.js';
 import { Catalog } from './catalog.js';
 import { answer, probeFor } from './probe.js';
 import { loadViews } from './catalog-rows.js';
-import type { Core, DocumentHooks, RecordPort } from './context.js';
+import type { BlobStore } from '../blobs.js';
+import type { Core } from './context.js';
+import { FilesService } from './files-service.js';
 import { listHistory } from './history.js';
 import { Idempotency } from './idempotency.js';
 import { Keys } from './keys.js';
@@ -25,16 +27,18 @@ import { pushSource } from './sources.js';
 import { SourceCache } from './sources-cache.js';
 import { checkRuntimeView, deleteRuntimeView, findView, putRuntimeView, viewNotFound } from './views.js';
 
-/** What the files and documents module gives the store when it is opened with a folder for bytes. */
-export interface FilesPart {
-  hooks: DocumentHooks;
-  /** The file routes' operations; `transaction` runs a write with the record side bound to it. */
-  api(transaction: <T>(fn: (records: RecordPort) => Promise<T>) => Promise<T>): FilesApi;
+/** Where file bytes live when the store serves files and documents (contract.md §3). */
+export interface FilesOptions {
+  blobs: BlobStore;
+  /** The server-wide cap on POST /files (default 1 GB, sql/file-rules.ts). */
+  maxUploadBytes?: number;
+  /** Where the garbage pass on open reports a failure. */
+  notice?: (line: string) => void;
 }
 
 export interface StoreOptions {
   path: string;
-  files?: FilesPart;
+  files?: FilesOptions;
   /** Set up the database (Backend.setup, the search index) before the first call. */
   open: (core: Core) => Promise<void>;
 }
@@ -51,10 +55,9 @@ interface Shared {
 let savepoints = 0;
 
 /**
- * A write inside a larger transaction (`transaction(fn)`'s `tx`, the documents module's
- * record calls) is all or nothing on its own too: a failed bulk create the caller catches
- * leaves none of its rows behind while the transaction goes on (SAVEPOINT, the same in
- * SQLite and PostgreSQL).
+ * A write inside a larger transaction (`transaction(fn)`'s `tx`) is all or nothing on its
+ * own too: a failed bulk create the caller catches leaves none of its rows behind while the
+ * transaction goes on (SAVEPOINT, the same in SQLite and PostgreSQL).
  */
 async function savepoint<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
   const name = `ss_write_${++savepoints}`;
@@ -90,13 +93,29 @@ export class SqlStore implements Store {
     private readonly shared: Shared,
     private readonly scope: Binding,
     path: string,
-    files?: FilesPart,
   ) {
     this.path = path;
-    if (files && scope.kind === 'top') this.files = files.api((fn) => this.transaction((tx) => fn(tx)));
+    if (scope.kind === 'top' && shared.core.files) this.files = shared.core.files;
   }
 
   static open(backend: Backend, options: StoreOptions): SqlStore {
+    // The files service runs its transactions and reads through the store (below), so they
+    // get the store's catalog refresh and byte flush like every other write.
+    let store: SqlStore | undefined;
+    const through = (): SqlStore => {
+      if (!store) throw new Error('the store is not open yet');
+      return store;
+    };
+    const files =
+      options.files &&
+      new FilesService({
+        blobs: options.files.blobs,
+        codec: backend.codecs.document,
+        driver: backend.driver,
+        transaction: (fn) => through().write((core, tx) => fn(tx, core.catalog)),
+        snapshot: (fn) => through().read((core, ex) => fn(ex, core.catalog)),
+        ...(options.files.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.files.maxUploadBytes }),
+      });
     const core: Core = {
       backend,
       dialect: backend.dialect,
@@ -105,12 +124,14 @@ export class SqlStore implements Store {
       fulltext: backend.fulltext,
       catalog: new Catalog(backend),
       sources: new SourceCache(),
-      ...(options.files ? { documents: options.files.hooks } : {}),
+      ...(files ? { files } : {}),
     };
     const ready = options.open(core);
     // Reported by the first call that awaits it, never as an unhandled rejection.
     ready.catch(() => undefined);
-    return new SqlStore({ backend, core, idempotency: new Idempotency(), ready }, { kind: 'top' }, options.path, options.files);
+    store = new SqlStore({ backend, core, idempotency: new Idempotency(), ready }, { kind: 'top' }, options.path);
+    void files?.collectAtOpen(ready, options.files?.notice ?? ((line) => process.stderr.write(`${line}\n`)));
+    return store;
   }
 
   /** Waits for the setup on open; its failure (a newer database) is this call's. */
@@ -149,11 +170,12 @@ export class SqlStore implements Store {
       view?.publish();
       return out;
     } finally {
-      shared.documents?.flushReleases();
+      // Bytes whose last file row this write deleted go now that it has ended (file-bytes.ts).
+      await shared.files?.flush();
     }
   }
 
-  /** The same store, its calls bound to `tx` (the documents module's RecordPort, `transaction`'s `tx`). */
+  /** The same store, its calls bound to `tx` (`transaction`'s `tx`). */
   private bound(core: Core, tx: Executor): SqlStore {
     return new SqlStore(this.shared, { kind: 'tx', tx, core }, this.path);
   }
@@ -201,7 +223,7 @@ export class SqlStore implements Store {
         if (bulk) records.checkBatch(bodies, 'records', MAX_BULK_WRITE);
         const p = records.prepareCreates(core, o, bodies, bulk);
         prepared = p.prepared;
-        return records.writeCreates(core, tx, () => this.bound(core, tx), p.prepared, p.errors, actor);
+        return records.writeCreates(core, tx, p.prepared, p.errors, actor);
       });
     } catch (err) {
       if (!prepared || this.shared.backend.driver.classify(err) !== 'unique') throw err;
@@ -222,7 +244,7 @@ export class SqlStore implements Store {
       const o = await core.catalog.require(tx, object);
       const list = bulk ? records.checkBulkUpdate(items as BulkUpdateItem[]) : (items as records.UpdateItem[]);
       const rows = records.prepareUpdates(core, o, list, bulk);
-      return records.writeUpdates(core, tx, () => this.bound(core, tx), o, rows, bulk);
+      return records.writeUpdates(core, tx, o, rows, bulk);
     });
   }
 

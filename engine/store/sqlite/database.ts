@@ -90,10 +90,8 @@ CREATE TABLE IF NOT EXISTS _ss_source_history (
   destructive TEXT NOT NULL,
   PRIMARY KEY (source_id, version)
 ) STRICT;
-`;
-
-/** Files and documents (files.ts): part of the meta layer, under the same schema version. */
-export const FILES_SQL = `
+-- Files and documents (engine/store/sql/files.ts, documents.ts). Not STRICT: created so by
+-- their first release, and CREATE IF NOT EXISTS never alters a table that exists.
 CREATE TABLE IF NOT EXISTS _ss_files (
   id TEXT PRIMARY KEY,
   name TEXT NOT NULL,
@@ -136,7 +134,6 @@ export function openDatabase(path: string): Db {
   // while the first takes writes waits for the lock rather than exiting "database is locked".
   writeTransaction(db, () => {
     db.exec(META_SQL);
-    db.exec(FILES_SQL);
     const row = db.prepare("SELECT value FROM _ss_meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
     const current = row ? Number(row.value) : 0;
     if (current > SCHEMA_VERSION) {

@@ -1,0 +1,83 @@
+import type { Readable } from 'node:stream';
+import type { BlobStore, BlobWrite, WriteOptions } from '../blobs.js';
+import type { Executor } from '../port.js';
+import { digestInUse, usedDigests } from './files.js';
+
+/**
+ * When file bytes may go (contract.md §3: "an upload that fails leaves no partial file and
+ * no row"; identical uploads share one copy). The bytes of a digest are deleted only when
+ * no committed file row uses it and no upload holding it is still on its way to a row.
+ *
+ * - `inFlight`: digests written to disk whose row is not committed yet. A failed upload of
+ *   the same content must not delete bytes a concurrent upload is about to reference.
+ * - `candidates`: digests whose last row may have gone inside a transaction. Deciding
+ *   inside it could delete bytes a rollback brings back a row for, so `flush` decides
+ *   after the transaction has ended, reading through the driver (never a transaction
+ *   handle). On SQLite that read waits in the connection's queue behind any running
+ *   transaction (sqlite/driver.ts), so it sees only committed rows. On a backend with
+ *   concurrent connections a read beside a transaction that deletes the row sees the row
+ *   and keeps the bytes; they are then collected at the next open (`collectGarbage`), never
+ *   deleted early.
+ */
+export class FileBytes {
+  private readonly inFlight = new Map<string, number>();
+  private readonly candidates = new Set<string>();
+
+  constructor(readonly blobs: BlobStore) {}
+
+  /** Stream to disk outside any transaction: a 1 GB upload holds no lock and no queue. */
+  async write(stream: Readable, options: WriteOptions): Promise<BlobWrite> {
+    const written = await this.blobs.writeStream(stream, options);
+    this.inFlight.set(written.sha256, (this.inFlight.get(written.sha256) ?? 0) + 1);
+    return written;
+  }
+
+  /**
+   * The database part of an upload whose bytes are on disk: `fn` commits the row or throws.
+   * Refused after the bytes landed, they go unless another row shares them.
+   */
+  async commit<T>(sha256: string, driver: Executor, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      this.candidates.add(sha256);
+      throw err;
+    } finally {
+      const n = (this.inFlight.get(sha256) ?? 1) - 1;
+      if (n <= 0) this.inFlight.delete(sha256);
+      else this.inFlight.set(sha256, n);
+      await this.flush(driver);
+    }
+  }
+
+  /** A file row went (or may have) inside a transaction: decide about its bytes at `flush`. */
+  release(sha256: string): void {
+    this.candidates.add(sha256);
+  }
+
+  /** Call after the outermost transaction has ended (committed or rolled back). */
+  async flush(driver: Executor): Promise<void> {
+    for (const sha of [...this.candidates]) {
+      this.candidates.delete(sha);
+      const used = await digestInUse(driver, sha);
+      this.blobs.release(sha, used || (this.inFlight.get(sha) ?? 0) > 0);
+    }
+  }
+
+  /**
+   * At open: temporary files of interrupted uploads, and bytes whose row never committed
+   * (a crash between the rename and the insert), are removed, so a refused or failed upload
+   * leaves nothing even across a crash (contract.md §3). Started before the store serves
+   * anything, so its read is the first in the connection's queue; a digest that an upload
+   * has written since is in flight and kept.
+   */
+  async collectGarbage(driver: Executor): Promise<number> {
+    this.blobs.sweepTemporary();
+    const used = await usedDigests(driver);
+    let removed = 0;
+    for (const sha of [...this.blobs.digests()]) {
+      if (!used.has(sha) && !this.inFlight.has(sha) && this.blobs.release(sha, false)) removed++;
+    }
+    return removed;
+  }
+}
