@@ -1,6 +1,7 @@
 import type { AttributeSpec } from '../model/attribute.js';
 import type { AttributeDecl } from '../model/declaration.js';
 import { attributeNameProblem, isDeclarableAttributeName } from '../model/names.js';
+import { renameOf, withoutRenamedFrom } from '../model/renames.js';
 import { isOwnedBySource, type StoredAttribute } from '../model/stored.js';
 import { isWidening } from '../model/types/registry.js';
 import { attributeChanges, compact, DATA_FIELDS } from './compare.js';
@@ -38,8 +39,7 @@ export interface AttributeDiff {
 }
 
 export function specOf(name: string, decl: AttributeDecl): AttributeSpec {
-  const { renamedFrom: _r, ...rest } = decl;
-  return compact({ ...rest, name } as AttributeSpec);
+  return compact({ ...withoutRenamedFrom(decl), name } as AttributeSpec);
 }
 
 export function storedSpec(a: StoredAttribute): AttributeSpec {
@@ -92,7 +92,7 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
     }
     let current = byName.get(name);
     let storedName = name;
-    const renamedFrom = decl.renamedFrom !== undefined && decl.renamedFrom !== name && !(decl.renamedFrom in declared) ? decl.renamedFrom : undefined;
+    const renamedFrom = renameOf(name, decl, declared);
     const clashing = renamedFrom !== undefined && current !== undefined ? byName.get(renamedFrom) : undefined;
     if (current && clashing && !clashing.system && !current.system && renameClashes(ownedBy(current, sourceId, input.previouslyDeclared), ownedBy(clashing, sourceId, input.previouslyDeclared))) {
       // neither adopted in its place nor dropped: the push stops at the conflict

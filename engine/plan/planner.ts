@@ -1,4 +1,5 @@
 import type { Declaration, ObjectDecl } from '../model/declaration.js';
+import { renameOf } from '../model/renames.js';
 import { isOwnedBySource, type StoredObject, type StoredSource, type StoredView } from '../model/stored.js';
 import { diffAttributes, renameClashes, specOf } from './attributes.js';
 import type { DataFacts } from './facts.js';
@@ -61,7 +62,8 @@ export function planPush(input: PlanInput): Plan {
   // Object renames of this push (old → new): relation targets naming the old object follow.
   const renamed = new Map<string, string>();
   for (const [name, decl] of Object.entries(declaration.objects)) {
-    if (decl.renamedFrom !== undefined && decl.renamedFrom !== name && !(decl.renamedFrom in declaration.objects)) renamed.set(decl.renamedFrom, name);
+    const from = renameOf(name, decl, declaration.objects);
+    if (from !== undefined) renamed.set(from, name);
   }
   const objectExists = (name: string): boolean => name in declaration.objects || stored.has(name);
 
@@ -72,7 +74,7 @@ export function planPush(input: PlanInput): Plan {
       continue;
     }
     let current = stored.get(name);
-    const renamedFrom = decl.renamedFrom !== undefined && decl.renamedFrom !== name && !(decl.renamedFrom in declaration.objects) ? decl.renamedFrom : undefined;
+    const renamedFrom = renameOf(name, decl, declaration.objects);
     const clashing = renamedFrom !== undefined && current ? stored.get(renamedFrom) : undefined;
     if (current && clashing && renameClashes(ownsObject(current, sourceId), ownsObject(clashing, sourceId))) {
       // the old object is neither dropped nor renamed: the push stops at the conflict
