@@ -1,6 +1,7 @@
 import type { Declaration } from '../model/declaration.js';
 import type { AllowDestructive, Conflict, Plan, Step } from '../plan/types.js';
 import { allowDestructiveFlag, approvalTargets } from '../plan/approval.js';
+import type { PushAnswer } from '../plan/push.js';
 import { uncoveredDestructive, unknownAllowTargets, type UnknownTarget } from '../plan/policy.js';
 import { createScheduler, type Clock, type Scheduler } from './scheduler.js';
 import { startWatcher, watchTargets, type WatchEvent, type Watcher, type WatchTargets } from './watcher.js';
@@ -45,11 +46,7 @@ export interface PushCall {
   allowDestructive: AllowDestructive;
 }
 
-export interface PushAnswer {
-  version: number;
-  applied: boolean;
-  plan: Plan;
-}
+export type { PushAnswer };
 
 /** The structural shape of the SDK's ServiceRequestError (contract.md §5). */
 export interface PushFailure {

@@ -23,7 +23,7 @@ const plan = (steps: Partial<Step>[]): Plan => ({
 
 const lossy = plan([
   { action: 'drop_attribute', target: 'deal.a', destructive: true, affected: 2 },
-  { action: 'add_attribute', target: 'deal.n', destructive: false, object: 'deal', attribute: 'n', spec: { type: 'text' } } as Partial<Step>,
+  { action: 'add_attribute', target: 'deal.n', destructive: false, object: 'deal', attribute: 'n', spec: { name: 'n', type: 'text' } } as Partial<Step>,
   { action: 'drop_object', target: 'legacy', destructive: true, affected: 5 },
 ]);
 
