@@ -166,7 +166,7 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
   if (min !== undefined && max !== undefined && min > max) {
     add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who()}: "min" (${min}) is greater than "max" (${max})`, path: [...path, 'max'] });
   }
-  if (type === 'integer') {
+  if (def.wholeBounds) {
     for (const k of ['min', 'max']) {
       const v = num(k);
       if (v !== undefined && !Number.isInteger(v)) {
@@ -209,7 +209,7 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
     } else maxFileSize = bytes;
   }
   const target = attr['target'];
-  if (type === 'relation' && typeof target === 'string') {
+  if (def.reference === 'record' && typeof target === 'string') {
     const p = [...path, 'target'];
     const bad = objectNameProblem(target);
     if (bad && bad.code === 'SCHEMA_INVALID_OBJECT_NAME') {
@@ -226,7 +226,7 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
   }
   if (attr['default'] !== undefined && attr['default'] !== null) {
     const p = [...path, 'default'];
-    if (type === 'relation' || type === 'document') {
+    if (def.reference !== undefined) {
       add(ctx, {
         severity: 'error',
         code: 'SCHEMA_VALIDATION_FAILED',

@@ -3,7 +3,7 @@ import type { AttributeDecl } from '../model/declaration.js';
 import { attributeNameProblem, isDeclarableAttributeName } from '../model/names.js';
 import { renameOf, withoutRenamedFrom } from '../model/renames.js';
 import { isOwnedBySource, type StoredAttribute } from '../model/stored.js';
-import { isWidening } from '../model/types/registry.js';
+import { holdsDocuments, isWidening, relationTarget } from '../model/types/registry.js';
 import { attributeChanges, compact, DATA_FIELDS } from './compare.js';
 import { afterBackfill, SAMPLE_IDS, type DataFacts } from './facts.js';
 import * as msg from './messages.js';
@@ -81,14 +81,15 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
     }
     // compare the declaration and the stored row in place; copies are made only for steps
     let want = decl as AttributeSpec;
-    if (decl.type === 'relation' && decl.target !== undefined) {
+    const declaredTarget = relationTarget(decl);
+    if (declaredTarget !== undefined) {
       // a target named by its old name follows this push's object rename (no perpetual diff)
-      const resolved = input.renamed.get(decl.target) ?? decl.target;
+      const resolved = input.renamed.get(declaredTarget) ?? declaredTarget;
       if (!input.objectExists(resolved)) {
-        out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'missing_target', ...msg.missingRelationTarget(target, decl.target) });
+        out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'missing_target', ...msg.missingRelationTarget(target, declaredTarget) });
         continue;
       }
-      if (resolved !== decl.target) want = { ...decl, target: resolved } as AttributeSpec;
+      if (resolved !== declaredTarget) want = { ...decl, target: resolved } as AttributeSpec;
     }
     let current = byName.get(name);
     let storedName = name;
@@ -150,7 +151,8 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
       continue;
     }
     // a stored target renamed by this push is compared under its new name
-    const renamedTarget = current.type === 'relation' && current.target !== undefined ? input.renamed.get(current.target) : undefined;
+    const storedTarget = relationTarget(current);
+    const renamedTarget = storedTarget !== undefined ? input.renamed.get(storedTarget) : undefined;
     const seen = renamedTarget !== undefined ? ({ ...current, target: renamedTarget } as StoredAttribute) : current;
     const changes = attributeChanges(seen, want);
     if (changes.length === 0 && !adopt) continue;
@@ -206,7 +208,7 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
         if (step.backfill !== undefined) step.reason += `; ${msg.requiredBackfillReason(step.backfill)}`;
       }
     }
-    if (from.type === 'document' && next.type !== 'document') {
+    if (holdsDocuments(from) && !holdsDocuments(next)) {
       // the store deletes the attached documents with the type (engine/store/index.ts changeAttributeNow)
       const docs = facts.documentCount(storedObject, storedName);
       if (docs > 0) {

@@ -1,5 +1,6 @@
 import type { Declaration, ObjectDecl } from '../model/declaration.js';
 import { renameOf } from '../model/renames.js';
+import { relationTarget } from '../model/types/registry.js';
 import { isOwnedBySource, type StoredObject, type StoredSource, type StoredView } from '../model/stored.js';
 import { diffAttributes, renameClashes, specOf } from './attributes.js';
 import type { DataFacts } from './facts.js';
@@ -189,7 +190,8 @@ function followRenames(decl: ObjectDecl, renamed: ReadonlyMap<string, string>): 
   if (renamed.size === 0) return decl;
   let attributes: ObjectDecl['attributes'] | undefined;
   for (const [a, spec] of Object.entries(decl.attributes)) {
-    const to = spec.type === 'relation' && spec.target !== undefined ? renamed.get(spec.target) : undefined;
+    const target = relationTarget(spec);
+    const to = target !== undefined ? renamed.get(target) : undefined;
     if (to !== undefined) (attributes ??= { ...decl.attributes })[a] = { ...spec, target: to };
   }
   return attributes ? { ...decl, attributes } : decl;
@@ -210,19 +212,20 @@ function referenceConflicts(
     by.set(target, [...(by.get(target) ?? []), who]);
   };
   for (const [name, decl] of Object.entries(declaration.objects)) {
-    for (const [a, spec] of Object.entries(decl.attributes)) if (spec.type === 'relation') note(spec.target, `${name}.${a}`);
+    for (const [a, spec] of Object.entries(decl.attributes)) note(relationTarget(spec), `${name}.${a}`);
   }
   for (const o of objects) {
     if (dropped.has(o.name)) continue;
     const declaredName = kept.get(o.name);
     for (const a of o.attributes) {
-      if (a.type !== 'relation') continue;
+      const target = relationTarget(a);
+      if (target === undefined) continue;
       // declared attributes were counted above; the source's own undeclared ones are
       // dropped by this push; runtime ones on kept objects and other owners' stay
       if (declaredName !== undefined && isOwnedBySource(a.owner, sourceId)) continue;
       if (declaredName !== undefined && a.name in (declaration.objects[declaredName]?.attributes ?? {})) continue;
       if (declaredName === undefined && o.name in declaration.objects) continue;
-      note(a.target, `${declaredName ?? o.name}.${a.name}`);
+      note(target, `${declaredName ?? o.name}.${a.name}`);
     }
   }
   return [...by].map(([object, who]) => ({
@@ -241,8 +244,9 @@ function orderCreates(creates: Step[]): Step[] {
     if (done.has(s.target) || visiting.has(s.target) || s.action !== 'create_object') return;
     visiting.add(s.target);
     for (const spec of Object.values(s.decl.attributes)) {
-      if (spec.type === 'relation' && spec.target !== undefined && names.has(spec.target)) {
-        const t = byName.get(spec.target);
+      const target = relationTarget(spec);
+      if (target !== undefined && names.has(target)) {
+        const t = byName.get(target);
         if (t) visit(t);
       }
     }
@@ -259,7 +263,7 @@ function orderDrops(steps: Step[], objects: StoredObject[]): Step[] {
   const drops = steps.filter((s) => s.action === 'drop_object');
   if (drops.length < 2) return steps;
   const names = new Set(drops.map((d) => d.target));
-  const targets = new Map(objects.map((o) => [o.name, o.attributes.filter((a) => a.type === 'relation').map((a) => a.target ?? '')]));
+  const targets = new Map(objects.map((o) => [o.name, o.attributes.flatMap((a) => relationTarget(a) ?? [])]));
   const done = new Set<string>();
   const out: Step[] = [];
   const visiting = new Set<string>();

@@ -24,6 +24,8 @@ export interface AttributeTypeDef {
   type: AttributeType;
   /** "an integer", used in messages: `amount must be an integer`. */
   noun: string;
+  /** Words people write for this type (`string` → text), suggested before edit distance (issue 2). */
+  aliases?: readonly string[];
   /**
    * The JSON Schema of a value of this type, as far as one can say it without the
    * attribute's own constraints: the declaration schema checks `default` with it, so an
@@ -36,6 +38,25 @@ export interface AttributeTypeDef {
   requiredFields?: readonly string[];
   /** Whether `unique: true` makes sense for this type. */
   uniqueAllowed: boolean;
+  /**
+   * What a value points at, for types whose values are ids (registry.ts `relationTarget`,
+   * `holdsDocuments`): `record` — records of the attribute's `target` object (the target must
+   * exist, follows an object rename, keeps a dropped object referenced); `document` — documents
+   * attached through the files store (deleted with the attribute). Ids are not known in a
+   * declaration, so such an attribute takes no default.
+   */
+  reference?: 'record' | 'document';
+  /** Whether the column holds a JSON list: always, only with `multiple: true`, or never. */
+  list: 'always' | 'multiple' | 'never';
+  /** Cross-object search indexes it (contract.md §3: the text-like attributes). */
+  fullText: boolean;
+  /** `min` and `max` must be whole numbers (an integer's bounds). */
+  wholeBounds?: boolean;
+  /**
+   * What the type takes an omitted field to be: a declaration that spells it out is no change
+   * (a relation's `multiple: false`, a document's default maxFileSize).
+   */
+  implied?: Readonly<Partial<Pick<AttributeSpec, 'multiple' | 'maxFileSize'>>>;
   /**
    * Check a non-null value against the type and the attribute's constraints and return
    * it normalised (datetimes to UTC ISO, for instance). Relation existence and
