@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AttributeSpec } from '../../engine/model/attribute.js';
-import { ATTRIBUTE_TYPES } from '../../engine/model/attribute.js';
+import { ALL_ATTRIBUTE_FIELDS, ATTRIBUTE_TYPES } from '../../engine/model/attribute.js';
+import { attributeFieldSchemas, fieldsOfType } from '../../engine/declaration/json-schema.js';
 import { codePointLength } from '../../engine/model/types/checks.js';
 import { TYPES, holdsDocuments, isMultiValued, isTextLike, isWidening, parseValue, relationTarget } from '../../engine/model/types/registry.js';
 import { attributeChanges } from '../../engine/plan/compare.js';
@@ -194,5 +195,13 @@ describe('type behaviour lives in the registry (one file per type)', () => {
     expect(suggestType('string', ATTRIBUTE_TYPES)).toBe('text');
     expect(suggestType('attachment', ATTRIBUTE_TYPES)).toBe('document');
     expect(suggestType('strng', ATTRIBUTE_TYPES)).toBe('text');
+  });
+});
+
+describe('the attribute input has one definition', () => {
+  it('every field the registry and the common fields define is one of AddAttributeInput\'s rendered fields, and nothing else is', () => {
+    const defined = new Set(['name', ...ATTRIBUTE_TYPES.flatMap((t) => fieldsOfType(t))]);
+    expect(new Set(ALL_ATTRIBUTE_FIELDS)).toEqual(defined);
+    expect(Object.keys(attributeFieldSchemas()).sort()).toEqual([...defined].filter((f) => f !== 'name').sort());
   });
 });

@@ -1,4 +1,4 @@
-import type { AttributeSpec, AttributeType } from '../attribute.js';
+import type { AttributeField, AttributeSpec, AttributeType } from '../attribute.js';
 
 /**
  * `code` names a refusal the spec gives its own error code instead of
@@ -12,6 +12,9 @@ export type Parsed =
 
 /** A JSON Schema fragment (kept loose: it is data for ajv and for editors). */
 export type JsonSchema = Record<string, unknown>;
+
+/** Attribute fields with their JSON Schema, keyed by AttributeSpec's own fields. */
+export type FieldSchemas = Readonly<Partial<Record<AttributeField, JsonSchema>>>;
 
 /**
  * One attribute type: the only place its rules live (architecture.md "The attribute-type
@@ -32,8 +35,13 @@ export interface AttributeTypeDef {
    * editor refuses `default: "yes"` on a boolean.
    */
   valueSchema: JsonSchema;
-  /** Type-specific AddAttributeInput fields with their JSON Schema. */
-  fields: Readonly<Record<string, JsonSchema>>;
+  /**
+   * Type-specific AddAttributeInput fields with their JSON Schema: the declaration schema, the
+   * route bodies and openapi.json are built from these (engine/declaration/json-schema.ts,
+   * engine/server/schemas/schema-objects.ts). Keyed by AttributeSpec's fields, so a field
+   * the TypeScript shape lacks does not compile.
+   */
+  fields: FieldSchemas;
   /** Type-specific fields that must be given (select → options, relation → target). */
   requiredFields?: readonly string[];
   /** Whether `unique: true` makes sense for this type. */
