@@ -2,7 +2,7 @@ import type { AttributeSpec } from '../model/attribute.js';
 import type { AttributeDecl } from '../model/declaration.js';
 import { attributeNameProblem, isDeclarableAttributeName } from '../model/names.js';
 import { renameOf, withoutRenamedFrom } from '../model/renames.js';
-import { isOwnedBySource, type StoredAttribute } from '../model/stored.js';
+import { claimedBySource, type StoredAttribute } from '../model/stored.js';
 import { holdsDocuments, isWidening, relationTarget } from '../model/types/registry.js';
 import { attributeChanges, compact, DATA_FIELDS } from './compare.js';
 import { afterBackfill, SAMPLE_IDS, type DataFacts } from './facts.js';
@@ -47,11 +47,7 @@ export function storedSpec(a: StoredAttribute): AttributeSpec {
   return compact(spec as AttributeSpec);
 }
 
-/** The source owns an attribute it declared before, or one the store says it owns. */
-function ownedBy(a: StoredAttribute, sourceId: string, previously: ReadonlySet<string>): boolean {
-  if (a.owner.kind === 'source') return isOwnedBySource(a.owner, sourceId);
-  return a.owner.kind !== 'runtime' && previously.has(a.name);
-}
+const ownedBy = (a: StoredAttribute, sourceId: string, previously: ReadonlySet<string>): boolean => claimedBySource(a.owner, a.name, sourceId, previously);
 
 /**
  * renamedFrom onto a name that exists as well: the rename cannot keep the old data (the

@@ -1,6 +1,6 @@
 import { renameRoleObject, type RoleDecl } from '../model/roles.js';
 import { renameOf, withoutRenamedFrom } from '../model/renames.js';
-import { ownerText, type StoredRole } from '../model/stored.js';
+import { claimedBySource, ownerText, type StoredRole } from '../model/stored.js';
 import { compact, sameValue } from './compare.js';
 import * as msg from './messages.js';
 import type { Conflict, FieldChange, Step } from './types.js';
@@ -30,8 +30,7 @@ export const declOf = (d: RoleDecl): RoleDecl => {
   return compact({ ...rest, schema: rest.schema ?? 'none' } as RoleDecl);
 };
 
-const mine = (r: StoredRole, sourceId: string, previously: ReadonlySet<string>): boolean =>
-  r.owner.kind === 'source' ? r.owner.id === sourceId : r.owner.kind !== 'runtime' && previously.has(r.name);
+const mine = (r: StoredRole, sourceId: string, previously: ReadonlySet<string>): boolean => claimedBySource(r.owner, r.name, sourceId, previously);
 
 export function diffRoles(
   sourceId: string,
