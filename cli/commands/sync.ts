@@ -131,8 +131,11 @@ function hintFor(code: string | undefined, plan: Plan): string | undefined {
   switch (code) {
     case 'SCHEMA_CONFLICT':
       return 'The source or its data changed since the plan was made (a push, or records written since): run `schemasync plan` again and review it.';
-    case 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED':
-      return allowLossHint(approvalTargets(plan).length > 0 ? approvalTargets(plan) : ['<targets>']);
+    case 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED': {
+      // the dry run's losses; none when the data changed since it (the refusal is masked, §3)
+      const targets = approvalTargets(plan);
+      return allowLossHint(targets.length > 0 ? targets : ['<targets>']);
+    }
     case 'SCHEMA_SYNC_FAILED':
       return 'The push failed partway and was rolled back; the instance is unchanged.';
     default:
