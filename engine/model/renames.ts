@@ -1,3 +1,5 @@
+import { declares } from './declaration.js';
+
 /**
  * `renamedFrom` (contract.md §2): a declared object, attribute or role names the name it
  * had before, and sync renames it in place keeping its data (records, values, keys). The
@@ -20,7 +22,7 @@ export function renamedFromStillDeclared(name: string, renamedFrom: string, isDe
 export function renameOf(name: string, decl: { renamedFrom?: unknown }, declared: object): string | undefined {
   const from = decl.renamedFrom;
   if (typeof from !== 'string') return undefined;
-  return renamedFromStillDeclared(name, from, (n) => Object.hasOwn(declared, n)) ? undefined : from;
+  return renamedFromStillDeclared(name, from, (n) => declares(declared, n)) ? undefined : from;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { AttributeSpec } from '../model/attribute.js';
-import type { AttributeDecl } from '../model/declaration.js';
+import { declares, type AttributeDecl } from '../model/declaration.js';
 import { attributeNameProblem, isDeclarableAttributeName } from '../model/names.js';
 import { renameOf, withoutRenamedFrom } from '../model/renames.js';
 import { claimedBySource, type StoredAttribute } from '../model/stored.js';
@@ -218,7 +218,7 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
   }
 
   for (const a of input.stored) {
-    if (a.system || consumed.has(a.name) || a.name in declared) continue;
+    if (a.system || consumed.has(a.name) || declares(declared, a.name)) continue;
     if (!ownedBy(a, sourceId, input.previouslyDeclared)) continue; // runtime attributes stay
     const target = `${object}.${a.name}`;
     if (a.protected) {

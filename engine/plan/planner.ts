@@ -1,4 +1,4 @@
-import type { Declaration, ObjectDecl } from '../model/declaration.js';
+import { declares, type Declaration, type ObjectDecl } from '../model/declaration.js';
 import { renameOf } from '../model/renames.js';
 import { relationTarget } from '../model/types/registry.js';
 import { isOwnedBySource, type StoredObject, type StoredSource, type StoredView } from '../model/stored.js';
@@ -66,7 +66,7 @@ export function planPush(input: PlanInput): Plan {
     const from = renameOf(name, decl, declaration.objects);
     if (from !== undefined) renamed.set(from, name);
   }
-  const objectExists = (name: string): boolean => name in declaration.objects || stored.has(name);
+  const objectExists = (name: string): boolean => declares(declaration.objects, name) || stored.has(name);
 
   for (const [name, decl] of Object.entries(declaration.objects)) {
     const bad = nameConflict(name);
@@ -146,7 +146,7 @@ export function planPush(input: PlanInput): Plan {
   // Objects the source owned and no longer declares.
   const dropped = new Set<string>();
   for (const o of input.objects) {
-    if (kept.has(o.name) || o.name in declaration.objects || !ownsObject(o, sourceId)) continue;
+    if (kept.has(o.name) || declares(declaration.objects, o.name) || !ownsObject(o, sourceId)) continue;
     if (o.protected) {
       conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target: o.name, rule: 'protected', ...msg.protectedEntity(o.name) });
       continue;
@@ -223,8 +223,8 @@ function referenceConflicts(
       // declared attributes were counted above; the source's own undeclared ones are
       // dropped by this push; runtime ones on kept objects and other owners' stay
       if (declaredName !== undefined && isOwnedBySource(a.owner, sourceId)) continue;
-      if (declaredName !== undefined && a.name in (declaration.objects[declaredName]?.attributes ?? {})) continue;
-      if (declaredName === undefined && o.name in declaration.objects) continue;
+      if (declaredName !== undefined && declares(declaration.objects[declaredName]?.attributes, a.name)) continue;
+      if (declaredName === undefined && declares(declaration.objects, o.name)) continue;
       note(target, `${declaredName ?? o.name}.${a.name}`);
     }
   }

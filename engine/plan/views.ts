@@ -1,4 +1,4 @@
-import type { ViewDecl } from '../model/declaration.js';
+import { declares, type ViewDecl } from '../model/declaration.js';
 import { claimedBySource, isOwnedBySource, ownerText, type StoredView } from '../model/stored.js';
 import { viewAttributes } from '../model/view-refs.js';
 import { compact, sameValue } from './compare.js';
@@ -52,7 +52,7 @@ export function diffViews(
     });
   }
   for (const v of stored) {
-    if (v.name in declared) continue;
+    if (declares(declared, v.name)) continue;
     if (!claimedBySource(v.owner, v.name, sourceId, previouslyDeclared)) continue;
     out.drops.push({ action: 'drop_view', target: `view:${v.name}`, view: v.name, destructive: false, label: 'change', reason: 'no longer declared' });
   }

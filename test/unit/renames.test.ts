@@ -50,6 +50,12 @@ describe('renamedFrom: the validator and the planner agree', () => {
     expect((await store.getRecord('deal', r.id)).values['maker']).toBe('kept');
   });
 
+  it('an object or attribute named "constructor" that is no longer declared is dropped, like any other', async () => {
+    await store.pushSource('crm', { objects: { constructor: { attributes: { t: { type: 'text' } } }, deal: { attributes: { constructor: { type: 'text' }, t: { type: 'text' } } } }, views: {} } as Declaration, {});
+    const plan = await store.pushSource('crm', { objects: { deal: { attributes: { t: { type: 'text' } } } }, views: {} }, { dryRun: true });
+    expect(plan.plan.steps.map((s) => `${s.action} ${s.target}`).sort()).toEqual(['drop_attribute deal.constructor', 'drop_object constructor']);
+  });
+
   it('what the validator refuses as a rename, the planner does not follow', () => {
     const declared = { deal: {}, company: {} };
     expect(renameOf('deal', { renamedFrom: 'deal' }, declared)).toBeUndefined();
