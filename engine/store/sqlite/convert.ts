@@ -1,22 +1,11 @@
 import type { AttributeSpec } from '../../model/attribute.js';
+import { convertValue } from '../../model/types/convert.js';
 import { typeDef } from '../../model/types/registry.js';
 import { CODECS, type SqlValue } from './codecs.js';
 
-/**
- * One stored value under `from`, as the API value it becomes under `to` (issue 4: type
- * changes convert with the registry's convertFrom). undefined: it cannot convert. Used by
- * the column rebuild and by the data probe, so a change the probe passes converts the same way.
- */
+/** One stored value under `from`, as the API value it becomes under `to` (engine/model/types/convert.ts). */
 export function convertApiValue(column: SqlValue, from: AttributeSpec, to: AttributeSpec): unknown {
-  if (column === null) return null;
-  const api = CODECS[from.type].decode(column, from);
-  if (from.type !== to.type) return typeDef(to.type).convertFrom(api);
-  // Same type, multiple toggled (relation/document): one id ↔ a list of ids.
-  if (to.type === 'relation' || to.type === 'document') {
-    if (to.multiple && !Array.isArray(api)) return [api];
-    if (!to.multiple && Array.isArray(api)) return api.length === 0 ? null : api.length === 1 ? api[0] : api;
-  }
-  return api;
+  return column === null ? null : convertValue(CODECS[from.type].decode(column, from), from, to);
 }
 
 /** Column value under `from` → column value under `to`; undefined when it does not fit `to`. */

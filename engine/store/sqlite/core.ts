@@ -27,7 +27,7 @@ import { checkAttributeInput, mergeAttributePatch } from '../schema-input.js';
 import { checkPermissionObjects, checkRoleName, dropRole, findRole, listRoles, refuseBuiltin, refuseIfKeysHold, refuseSourceOwned, roleNotFound, upsertRole } from './roles.js';
 import { SourceHistory, type HistoryPage } from './history.js';
 import { searchRecords } from './search.js';
-import { afterAttributeChange, beforeSchemaChange, dropObjectIndex, ensureDocumentTriggers, ensureSearchIndex } from './fulltext.js';
+import { afterAttributeChange, beforeSchemaChange, bulkInsertIndex, bulkUpdateIndex, dropObjectIndex, ensureDocumentTriggers, ensureSearchIndex, isTextLike } from './fulltext.js';
 import { runFulltext } from './fulltext-query.js';
 import { checkRuntimeView, deleteRuntimeView, putRuntimeView, refuseIfViewsRead, renameAttributeInViews, viewNotFound } from './views.js';
 import type {
@@ -608,6 +608,8 @@ export class SqliteStore {
         params[2] = t;
         params[3] = t;
         params[4] = by;
+        // The search index: one set-based pass after the loop, not a trigger per row (fulltext.ts).
+        const index = bulkInsertIndex(this.db, o, ids);
         for (let r = 0; r < n; r++) {
           const columns = parsed[r]!.columns;
           params[0] = ids[r]!;
@@ -620,6 +622,7 @@ export class SqliteStore {
             throw err;
           }
         }
+        index.finish();
         // Most objects have no document attribute: no 10,000 empty lists to build and merge.
         if (this.files && o.attributes.some((a) => a.type === 'document')) {
           const docErrors = this.checkDocumentValues(o, rows());
@@ -688,6 +691,9 @@ export class SqliteStore {
       const t = now();
       const out: RecordOut[] = [];
       const attrs = userAttributes(o);
+      // The search index: one set-based pass after the writes when they change text (fulltext.ts).
+      const writesText = rows.some((r) => r.parsed.columns.some((c, i) => c !== undefined && isTextLike(attrs[i]!)));
+      const index = bulkUpdateIndex(this.db, o, rows.map((r) => r.id), writesText);
       // A unique index checks each UPDATE alone, but the batch is judged on its end state
       // (contract.md §3, all or nothing), which checkStoredRules has just found valid: rows
       // that change a unique value let go of the old one first (several NULLs are allowed),
@@ -724,6 +730,7 @@ export class SqliteStore {
           throw validationFailed(unique.map((n) => ({ path: [...r.path, n], message: `${n} must be unique: another record holds this value while the batch applies` })));
         }
       });
+      index.finish();
       const docErrors = this.checkDocumentValues(o, rows);
       if (docErrors.length > 0) throw validationFailed(docErrors);
       for (const r of rows) out.push(this.toRecord(o, this.requireRow(o, r.id)));
