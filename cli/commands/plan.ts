@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { stringify } from 'yaml';
 import type { Declaration } from '../../engine/model/declaration.js';
+import { withoutRenamedFrom } from '../../engine/model/renames.js';
 import type { Plan } from '../../engine/plan/types.js';
 import type { CommandRun } from '../context.js';
 import { withProtect } from '../../engine/plan/protect.js';
@@ -30,12 +31,9 @@ interface PlanOptions {
 function forDiff(d: Declaration): string {
   const objects: Record<string, unknown> = {};
   for (const name of Object.keys(d.objects ?? {}).sort()) {
-    const { renamedFrom: _r, ...o } = d.objects[name]!;
+    const o = withoutRenamedFrom(d.objects[name]!);
     const attributes: Record<string, unknown> = {};
-    for (const [a, spec] of Object.entries(o.attributes ?? {})) {
-      const { renamedFrom: _ar, ...rest } = spec;
-      attributes[a] = rest;
-    }
+    for (const [a, spec] of Object.entries(o.attributes ?? {})) attributes[a] = withoutRenamedFrom(spec);
     objects[name] = { ...o, attributes };
   }
   const views: Record<string, unknown> = {};

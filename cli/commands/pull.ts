@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join, relative, resolve, dirname } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { AttributeDecl, Declaration, ObjectDecl } from '../../engine/model/declaration.js';
-import type { Owner, StoredObject, StoredRole, StoredView } from '../../engine/model/stored.js';
+import { isOwnedBySource, type Owner, type StoredObject, type StoredRole, type StoredView } from '../../engine/model/stored.js';
 import { roleDecl } from '../../engine/plan/roles.js';
 import { storedSpec } from '../../engine/plan/attributes.js';
 import type { SchemaClient } from '../../engine/sdk/index.js';
@@ -34,7 +34,7 @@ export function objectDecl(o: StoredObject): ObjectDecl {
  * declaration, so changes made at runtime since (a relabelled attribute) are pulled too.
  */
 export function sourceDeclaration(objects: StoredObject[], views: StoredView[], source: string, roles: readonly StoredRole[] = []): Declaration {
-  const mine = (owner: Owner) => owner.kind === 'source' && owner.id === source;
+  const mine = (owner: Owner) => isOwnedBySource(owner, source);
   const out: Declaration = { objects: {}, views: {} };
   for (const o of objects) {
     if (!mine(o.owner)) continue;

@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { resolve } from 'node:path';
+import { allowLossHint, approvalTargets } from '../../engine/plan/approval.js';
 import { uncoveredDestructive } from '../../engine/plan/policy.js';
 import { refusal } from '../../engine/plan/refusal.js';
 import { ServiceRequestError, type SchemaClient } from '../../engine/sdk/index.js';
@@ -130,8 +131,11 @@ function hintFor(code: string | undefined, plan: Plan): string | undefined {
   switch (code) {
     case 'SCHEMA_CONFLICT':
       return 'The source or its data changed since the plan was made (a push, or records written since): run `schemasync plan` again and review it.';
-    case 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED':
-      return `The push would lose data; review with \`schemasync plan\`, then pass --allow-destructive ${plan.steps.filter((s) => s.destructive).map((s) => s.target).join(',') || '<targets>'}.`;
+    case 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED': {
+      // the dry run's losses; none when the data changed since it (the refusal is masked, §3)
+      const targets = approvalTargets(plan);
+      return allowLossHint(targets.length > 0 ? targets : ['<targets>']);
+    }
     case 'SCHEMA_SYNC_FAILED':
       return 'The push failed partway and was rolled back; the instance is unchanged.';
     default:

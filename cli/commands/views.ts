@@ -1,6 +1,7 @@
 import { stringify } from 'yaml';
 import type { ViewDecl } from '../../engine/model/declaration.js';
 import type { Filter, SortSpec } from '../../engine/model/filter.js';
+import { ownerText } from '../../engine/model/stored.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { clientFor } from '../instance.js';
@@ -70,8 +71,7 @@ export const run: CommandRun<ViewsOptions> = async (ctx) => {
         out(ctx.global.json ? JSON.stringify(views) : 'no views');
         return 0;
       }
-      const owner = (v: (typeof views)[number]) => (v.owner.kind === 'source' ? `source ${v.owner.id ?? ''}` : v.owner.kind);
-      const rows = views.map((v) => [v.name, v.object, owner(v), (v.columns ?? []).join(',') || '(all)']);
+      const rows = views.map((v) => [v.name, v.object, ownerText(v.owner), (v.columns ?? []).join(',') || '(all)']);
       for (const l of renderTable(['NAME', 'OBJECT', 'OWNER', 'COLUMNS'], rows, ctx.colors)) out(l);
       return 0;
     }

@@ -1,6 +1,6 @@
 import { closest } from '../../engine/declaration/suggest.js';
 import type { AttributeSpec } from '../../engine/model/attribute.js';
-import { SYSTEM_ATTRIBUTES } from '../../engine/model/names.js';
+import { SYSTEM_ATTRIBUTES, SYSTEM_RECORD_FIELDS } from '../../engine/model/names.js';
 import type { StoredObject } from '../../engine/model/stored.js';
 import { cellFromValue, valueFromCell } from '../../engine/model/types/cells.js';
 import { parseValue } from '../../engine/model/types/registry.js';
@@ -16,7 +16,7 @@ export interface RowError {
 }
 
 /** The system attributes, and the record's own camelCase fields a full record carries. */
-const SYSTEM_NAMES: ReadonlySet<string> = new Set([...SYSTEM_ATTRIBUTES, 'createdAt', 'updatedAt']);
+const SYSTEM_NAMES: ReadonlySet<string> = new Set([...SYSTEM_ATTRIBUTES, ...SYSTEM_RECORD_FIELDS]);
 
 /**
  * An object's attributes as the records commands need them, read once per command from

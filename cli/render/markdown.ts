@@ -1,3 +1,4 @@
+import { allowDestructiveFlag, approvalTargets } from '../../engine/plan/approval.js';
 import { uncoveredDestructive } from '../../engine/plan/policy.js';
 import type { AllowDestructive, Plan } from '../../engine/plan/types.js';
 import type { Colors } from '../context.js';
@@ -75,10 +76,9 @@ export function renderPlanMarkdown(plan: Plan, ctx: MarkdownContext): string {
       out.push(`- ${code(s.target)}: ${md(s.reason ?? s.action)}; ${s.affected ?? 0} affected${samples}${uncovered.includes(s) ? '' : ' (approved by the target)'}`);
     }
     if (uncovered.length > 0) {
-      const list = uncovered.map((s) => s.target).join(',');
       out.push(
         '',
-        `Approve exactly these losses: ${code(`schemasync sync${ctx.target !== undefined ? ` --target ${ctx.target}` : ''} --plan plan.json --allow-destructive ${list}`)}` +
+        `Approve exactly these losses: ${code(`schemasync sync${ctx.target !== undefined ? ` --target ${ctx.target}` : ''} --plan plan.json ${allowDestructiveFlag(approvalTargets(plan))}`)}` +
           ` (with the example workflow: add the label ${uncovered.map((s) => code(`allow-destructive:${s.target}`)).join(' ')} to this pull request).`,
     );
     }

@@ -1,5 +1,6 @@
 import type { AttributeSpec } from '../../engine/model/attribute.js';
 import type { RoleDecl } from '../../engine/model/roles.js';
+import { allowLossHint, approvalTargets } from '../../engine/plan/approval.js';
 import { uncoveredDestructive } from '../../engine/plan/policy.js';
 import type { AllowDestructive, Conflict, FieldChange, Plan, Step, StepAction } from '../../engine/plan/types.js';
 import type { Colors } from '../context.js';
@@ -129,10 +130,7 @@ export function renderPlanText(plan: Plan, c: Colors, where?: string, options: {
     lines.push('', c.red('Conflicts (the push would be refused):'));
     for (const k of plan.conflicts) lines.push(...conflictLines(k, c));
   }
-  const destructive = plan.steps.filter((s) => s.destructive);
-  if (uncoveredDestructive(plan, options.allow).length > 0) {
-    lines.push('', c.yellow(`Destructive steps need --allow-destructive (all) or --allow-destructive ${destructive.map((s) => s.target).join(',')}`));
-  }
+  if (uncoveredDestructive(plan, options.allow).length > 0) lines.push('', c.yellow(allowLossHint(approvalTargets(plan))));
   lines.push('', summaryLine(plan));
   return `${lines.join('\n')}\n`;
 }

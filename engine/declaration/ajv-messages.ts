@@ -2,7 +2,7 @@ import type { ErrorObject } from 'ajv';
 import { ATTRIBUTE_TYPES, type AttributeType } from '../model/attribute.js';
 import { isAttributeType } from '../model/types/registry.js';
 import { describePath, isPlainObject, type Diagnostic, type Path } from './diagnostic.js';
-import { TARGET_FIELDS, fieldsOfType } from './json-schema.js';
+import { SORT_ITEM_SCHEMA, TARGET_FIELDS, declarationJsonSchema, fieldsOfType, projectJsonSchema, roleJsonSchema, viewSchema } from './json-schema.js';
 import { closest, suggestType } from './suggest.js';
 
 /**
@@ -10,14 +10,26 @@ import { closest, suggestType } from './suggest.js';
  * near miss. Name patterns are left to rules.ts, which knows the spec codes.
  */
 
-const TOP_KEYS = ['objects', 'views', 'roles'];
-const OBJECT_KEYS = ['label', 'description', 'renamedFrom', 'attributes'];
-const VIEW_KEYS = ['object', 'label', 'description', 'filter', 'sort', 'columns'];
-const SORT_KEYS = ['attribute', 'direction'];
-const ROLE_KEYS = ['label', 'description', 'schema', 'permissions', 'renamedFrom'];
-const PERMISSION_KEYS = ['object', 'actions'];
-const PROJECT_KEYS = ['source', 'schema', 'baseUrl', 'targets'];
-const TARGET_KEYS = [...TARGET_FIELDS];
+/** The keys each kind of mapping allows, read from the JSON Schema (the one definition of the format), built on first use. */
+let keys: Readonly<Record<Exclude<Kind, 'attribute' | 'other'>, string[]>> | undefined;
+function keysOf(kind: Exclude<Kind, 'attribute' | 'other'>): string[] {
+  if (!keys) {
+    const props = (s: unknown): string[] => Object.keys(((s as { properties?: object }).properties ?? {}) as object);
+    const declaration = declarationJsonSchema() as { definitions: { object: unknown } };
+    const role = roleJsonSchema() as { properties: { permissions: { items: unknown } } };
+    keys = {
+      top: props(declaration),
+      object: props(declaration.definitions.object),
+      view: props(viewSchema()),
+      sort: props(SORT_ITEM_SCHEMA),
+      role: props(role),
+      permission: props(role.properties.permissions.items),
+      project: props(projectJsonSchema()),
+      target: [...TARGET_FIELDS],
+    };
+  }
+  return keys[kind];
+}
 const ALL_FIELDS = [...new Set(ATTRIBUTE_TYPES.flatMap((t) => fieldsOfType(t)))];
 
 const TYPE_NOUNS: Record<string, string> = {
@@ -105,21 +117,14 @@ function field(path: Path, opts: TranslateOptions): { subject: string; name: str
 function allowedKeys(kind: Kind, node: unknown): string[] {
   switch (kind) {
     case 'top':
-      return TOP_KEYS;
     case 'object':
-      return OBJECT_KEYS;
     case 'view':
-      return VIEW_KEYS;
     case 'sort':
-      return SORT_KEYS;
     case 'role':
-      return ROLE_KEYS;
     case 'permission':
-      return PERMISSION_KEYS;
     case 'project':
-      return PROJECT_KEYS;
     case 'target':
-      return TARGET_KEYS;
+      return keysOf(kind);
     case 'attribute': {
       const type = isPlainObject(node) ? node['type'] : undefined;
       return isAttributeType(type) ? fieldsOfType(type) : ALL_FIELDS;

@@ -15,6 +15,7 @@ export const DECLARATION_SCHEMA_ID = 'https://schemasync.dev/schemas/declaration
 export const PROJECT_SCHEMA_ID = 'https://schemasync.dev/schemas/project.schema.json';
 export const SOURCE_ID_PATTERN_SOURCE = '^[a-z][a-z0-9_-]{0,62}$';
 
+/** The fields every type takes (COMMON_ATTRIBUTE_FIELDS, engine/model/attribute.ts), each with its schema: no more, no fewer. */
 const COMMON_FIELDS: Record<string, JsonSchema> = {
   type: { type: 'string', enum: [...ATTRIBUTE_TYPES], description: 'The attribute type.' },
   label: { type: 'string', description: 'Human-readable name.' },
@@ -26,7 +27,7 @@ const COMMON_FIELDS: Record<string, JsonSchema> = {
     type: 'string',
     description: 'The previous name: sync renames in place and keeps the data.',
   },
-};
+} satisfies Record<Exclude<(typeof COMMON_ATTRIBUTE_FIELDS)[number], 'name'>, JsonSchema>;
 
 /** Fields each type allows: the common ones plus the type's own (registry `fields`). */
 export function fieldsOfType(type: (typeof ATTRIBUTE_TYPES)[number]): string[] {

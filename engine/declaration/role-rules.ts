@@ -1,4 +1,5 @@
 import { isValidName, malformedName } from '../model/names.js';
+import { renamedFromStillDeclared } from '../model/renames.js';
 import { isBuiltinRole } from '../model/roles.js';
 import { isPlainObject, type Path } from './diagnostic.js';
 import { add, subject, unreadableNote, type RuleContext } from './rules.js';
@@ -37,7 +38,7 @@ export function checkRoles(roles: Record<string, unknown>, ctx: RuleContext, obj
     }
     if (!isPlainObject(role)) continue;
     const renamedFrom = role['renamedFrom'];
-    if (typeof renamedFrom === 'string' && (renamedFrom === name || Object.hasOwn(roles, renamedFrom) || isBuiltinRole(renamedFrom) || !isValidName(renamedFrom))) {
+    if (typeof renamedFrom === 'string' && (renamedFromStillDeclared(name, renamedFrom, (n) => Object.hasOwn(roles, n)) || isBuiltinRole(renamedFrom) || !isValidName(renamedFrom))) {
       add(ctx, {
         severity: 'error',
         code: 'SCHEMA_VALIDATION_FAILED',

@@ -2,6 +2,7 @@ import type { AttributeSpec } from '../model/attribute.js';
 import { SYSTEM_FILTER_FIELDS, systemFilterSpec, FILTER_OPS, checkFilter, checkSort, type FilterOp, type Scalar } from '../model/filter.js';
 import { filterOperand, operandSpec } from '../model/filter-operand.js';
 import { attributeNameProblem, isValidName, malformedName, objectNameProblem } from '../model/names.js';
+import { renamedFromStillDeclared } from '../model/renames.js';
 import { parseSize } from '../model/sizes.js';
 import { isAttributeType, parseValue, typeDef } from '../model/types/registry.js';
 import { describePath, isPlainObject, type Diagnostic, type Path } from './diagnostic.js';
@@ -68,7 +69,7 @@ export function checkDeclarationRules(raw: Record<string, unknown>, ctx: RuleCon
       const p = [...path, 'renamedFrom'];
       const bad = objectNameProblem(renamedFrom);
       if (bad) add(ctx, { severity: 'error', code: bad.code, message: `${subject(ctx, path)}: renamedFrom: ${bad.message}`, path: p });
-      else if (renamedFrom === name || objectNames.has(renamedFrom)) {
+      else if (renamedFromStillDeclared(name, renamedFrom, (n) => objectNames.has(n))) {
         add(ctx, {
           severity: 'error',
           code: 'SCHEMA_VALIDATION_FAILED',
@@ -123,7 +124,7 @@ export function checkAttributes(
       const p = [...path, 'renamedFrom'];
       const bad = attributeNameProblem(from);
       if (bad) add(ctx, { severity: 'error', code: bad.code, message: `${subject(ctx, path)}: renamedFrom: ${bad.message}`, path: p });
-      else if (from === name || names.has(from)) {
+      else if (renamedFromStillDeclared(name, from, (n) => names.has(n))) {
         add(ctx, {
           severity: 'error',
           code: 'SCHEMA_VALIDATION_FAILED',
@@ -165,7 +166,7 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
   if (min !== undefined && max !== undefined && min > max) {
     add(ctx, { severity: 'error', code: 'SCHEMA_VALIDATION_FAILED', message: `${who()}: "min" (${min}) is greater than "max" (${max})`, path: [...path, 'max'] });
   }
-  if (type === 'integer') {
+  if (def.wholeBounds) {
     for (const k of ['min', 'max']) {
       const v = num(k);
       if (v !== undefined && !Number.isInteger(v)) {
@@ -208,7 +209,7 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
     } else maxFileSize = bytes;
   }
   const target = attr['target'];
-  if (type === 'relation' && typeof target === 'string') {
+  if (def.reference === 'record' && typeof target === 'string') {
     const p = [...path, 'target'];
     const bad = objectNameProblem(target);
     if (bad && bad.code === 'SCHEMA_INVALID_OBJECT_NAME') {
@@ -225,7 +226,7 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
   }
   if (attr['default'] !== undefined && attr['default'] !== null) {
     const p = [...path, 'default'];
-    if (type === 'relation' || type === 'document') {
+    if (def.reference !== undefined) {
       add(ctx, {
         severity: 'error',
         code: 'SCHEMA_VALIDATION_FAILED',

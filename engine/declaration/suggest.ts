@@ -1,33 +1,13 @@
+import { TYPES } from '../model/types/registry.js';
+
 /**
- * Words people write for our attribute types (issue 2: `strng` → `text`?). Checked before
- * edit distance because `string` is nowhere near `text` by letters.
+ * Words people write for our attribute types (issue 2: `strng` → `text`?), each type's
+ * `aliases` in the registry. Checked before edit distance because `string` is nowhere near
+ * `text` by letters.
  */
-export const TYPE_ALIASES: Readonly<Record<string, string>> = {
-  string: 'text',
-  str: 'text',
-  varchar: 'text',
-  textarea: 'text',
-  int: 'integer',
-  bigint: 'integer',
-  float: 'number',
-  double: 'number',
-  decimal: 'number',
-  numeric: 'number',
-  real: 'number',
-  bool: 'boolean',
-  enum: 'select',
-  choice: 'select',
-  tags: 'multiselect',
-  timestamp: 'datetime',
-  time: 'datetime',
-  file: 'document',
-  attachment: 'document',
-  link: 'url',
-  uri: 'url',
-  reference: 'relation',
-  ref: 'relation',
-  object: 'json',
-};
+export const TYPE_ALIASES: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.values(TYPES).flatMap((t) => (t.aliases ?? []).map((alias) => [alias, t.type])),
+);
 
 /**
  * Edit distance where swapping two neighbouring letters is one typo, not two (optimal

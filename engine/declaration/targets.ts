@@ -1,4 +1,4 @@
-import type { Declaration, ProjectConfig } from '../model/declaration.js';
+import { declares, type Declaration, type ProjectConfig } from '../model/declaration.js';
 import type { Diagnostic } from './diagnostic.js';
 import { closest } from './suggest.js';
 
@@ -13,8 +13,8 @@ export function protectDiagnostics(config: ProjectConfig, declaration: Declarati
   for (const [name, target] of Object.entries(config.targets ?? {})) {
     for (const [i, entry] of (target.protect ?? []).entries()) {
       const [object, attribute] = entry.split('.', 2) as [string, string | undefined];
-      const decl = declaration.objects[object];
-      const known = decl !== undefined && (attribute === undefined || attribute in decl.attributes);
+      const decl = declares(declaration.objects, object) ? declaration.objects[object] : undefined;
+      const known = decl !== undefined && (attribute === undefined || declares(decl.attributes, attribute));
       if (known) continue;
       const near = decl !== undefined && attribute !== undefined ? closest(attribute, Object.keys(decl.attributes)) : closest(object, Object.keys(declaration.objects));
       out.push({

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { RecordOut, StoredAttribute, StoredObject } from '../model/stored.js';
+import { ALL_ATTRIBUTE_FIELDS } from '../model/attribute.js';
 
 /**
  * How tool results reach a model (contract.md §6: "Record contents are returned as data
@@ -33,11 +34,8 @@ export function errorResult(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-/** The fields of an attribute a model needs to read or write its values. */
-const ATTRIBUTE_FACTS = [
-  'type', 'label', 'description', 'required', 'unique', 'default', 'min', 'max', 'minLength', 'maxLength', 'pattern',
-  'options', 'target', 'multiple', 'accepts', 'maxFileSize',
-] as const satisfies readonly (keyof StoredAttribute)[];
+/** The fields of an attribute a model needs to read or write its values: AddAttributeInput's, less the name (said first) and the sync-only renamedFrom. */
+const ATTRIBUTE_FACTS = ALL_ATTRIBUTE_FIELDS.filter((f) => f !== 'name' && f !== 'renamedFrom');
 
 export function attributeFacts(a: StoredAttribute): Record<string, unknown> {
   const out: Record<string, unknown> = { name: a.name };

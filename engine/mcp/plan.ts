@@ -1,3 +1,4 @@
+import { allowLossHint, approvalTargets } from '../plan/approval.js';
 import type { PushAnswer } from '../sdk/index.js';
 
 /**
@@ -20,6 +21,11 @@ export function planPayload(source: string, answer: PushAnswer): Record<string, 
     next:
       plan.conflicts.length > 0
         ? 'The push would be refused: each conflict names its fix. Nothing was applied.'
-        : 'Nothing was applied. A person applies a reviewed plan: `schemasync plan --out plan.json`, then `schemasync sync --plan plan.json` (or the CI workflow).',
+        : `Nothing was applied. A person applies a reviewed plan: \`schemasync plan --out plan.json\`, then \`schemasync sync --plan plan.json\` (or the CI workflow).${lossNote(approvalTargets(plan))}`,
   };
+}
+
+/** The same sentence the CLI and watch print (engine/plan/approval.ts), when the plan loses data. */
+function lossNote(targets: readonly string[]): string {
+  return targets.length > 0 ? ` ${allowLossHint(targets)}.` : '';
 }

@@ -93,15 +93,8 @@ export const ALL_ATTRIBUTE_FIELDS = [
 
 export type AttributeField = (typeof ALL_ATTRIBUTE_FIELDS)[number];
 
-/** Default maxFileSize of a document attribute that gives none (contract.md §2). */
-/** contract.md §2: the system attributes and the type each one reads as (filters compare by it). */
-export const SYSTEM_SPECS: readonly AttributeSpec[] = [
-  { name: 'id', type: 'text' },
-  { name: 'object', type: 'text' },
-  { name: 'version', type: 'integer' },
-  { name: 'created_at', type: 'datetime' },
-  { name: 'updated_at', type: 'datetime' },
-  { name: 'created_by', type: 'text' },
-];
+/** The system attributes' specs; their one definition is engine/model/names.ts (re-exported for the store). */
+export { SYSTEM_SPECS } from './names.js';
 
+/** Default maxFileSize of a document attribute that gives none (contract.md §2). */
 export const DEFAULT_MAX_FILE_SIZE = 25 * 1024 * 1024;

@@ -9,6 +9,16 @@ import type { RoleDecl } from './roles.js';
  */
 export type AttributeDecl = Omit<AttributeSpec, 'name'>;
 
+/**
+ * Whether a declaration's mapping (its objects, views or roles, or one object's attributes)
+ * declares `name`: its own keys only. `in` would also see the prototype's, and `constructor`
+ * is a valid name, so a stored `constructor` would count as declared forever (never dropped,
+ * never renamed from).
+ */
+export function declares(mapping: object | undefined, name: string): boolean {
+  return mapping !== undefined && Object.hasOwn(mapping, name);
+}
+
 export interface ObjectDecl {
   label?: string;
   description?: string;

@@ -1,5 +1,6 @@
 import type { FieldError } from '../errors.js';
-import { SYSTEM_SPECS, type AttributeSpec } from './attribute.js';
+import type { AttributeSpec } from './attribute.js';
+import { SYSTEM_COLUMNS, systemColumnSpec } from './names.js';
 
 /**
  * The filter and sort grammar of record search and views (contract.md §3):
@@ -24,13 +25,11 @@ export interface SortSpec {
   direction?: 'asc' | 'desc';
 }
 
-/** Attributes every record has and that search may filter and sort on. */
-export const SYSTEM_FILTER_FIELDS = ['id', 'version', 'created_at', 'updated_at', 'created_by'] as const;
+/** Attributes every record has and that search may filter and sort on: the system columns (engine/model/names.ts). */
+export const SYSTEM_FILTER_FIELDS: readonly string[] = SYSTEM_COLUMNS;
 
 /** The spec a filter on a system field compares by (search and views alike), or undefined. */
-export function systemFilterSpec(name: string): AttributeSpec | undefined {
-  return (SYSTEM_FILTER_FIELDS as readonly string[]).includes(name) ? SYSTEM_SPECS.find((a) => a.name === name) : undefined;
-}
+export const systemFilterSpec: (name: string) => AttributeSpec | undefined = systemColumnSpec;
 
 const COMBINATORS = new Set(['and', 'or', 'not']);
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>

@@ -1,4 +1,6 @@
 import { ServiceError } from '../errors.js';
+import type { AttributeSpec, AttributeType } from './attribute.js';
+import type { RecordOut } from './stored.js';
 
 /**
  * Name rules (contract.md §2), the one definition used by the YAML validator, the
@@ -12,8 +14,51 @@ export const NAME_PATTERN_SOURCE = '^[a-z][a-z0-9_]{0,62}$';
 /** Framework-native objects (service-interface.md Resources). */
 export const RESERVED_OBJECT_NAMES: readonly string[] = ['skill', 'memory', 'drives', 'artifact', 'meeting'];
 
-/** Present on every object, system-protected, never declarable (contract.md §2). */
-export const SYSTEM_ATTRIBUTES: readonly string[] = ['id', 'object', 'version', 'created_at', 'updated_at', 'created_by'];
+/**
+ * The system attributes (contract.md §2: "present on every object, system-protected, never
+ * declarable"): the one table every layer reads — the name rules below, the declaration
+ * JSON Schema, the filter grammar, the store's catalog and record tables, the CLI's record
+ * files. `column`: a column of every record table, so search filters and sorts on it
+ * (`object` is not: it is the table itself). `recordField`: the field of the record as
+ * routes answer it (contract.md §3 `{ id, object, version, createdAt, updatedAt, values }`).
+ */
+export interface SystemAttribute {
+  readonly name: string;
+  /** The type it reads as: filters compare by it. */
+  readonly type: AttributeType;
+  readonly column: boolean;
+  readonly recordField?: keyof RecordOut;
+}
+
+export const SYSTEM_ATTRIBUTE_TABLE: readonly SystemAttribute[] = [
+  { name: 'id', type: 'text', column: true, recordField: 'id' },
+  { name: 'object', type: 'text', column: false, recordField: 'object' },
+  { name: 'version', type: 'integer', column: true, recordField: 'version' },
+  { name: 'created_at', type: 'datetime', column: true, recordField: 'createdAt' },
+  { name: 'updated_at', type: 'datetime', column: true, recordField: 'updatedAt' },
+  { name: 'created_by', type: 'text', column: true },
+];
+
+/** The system attributes' names. */
+export const SYSTEM_ATTRIBUTES: readonly string[] = SYSTEM_ATTRIBUTE_TABLE.map((a) => a.name);
+
+/** Each system attribute as an AttributeSpec (the store creates these on every object). */
+export const SYSTEM_SPECS: readonly AttributeSpec[] = SYSTEM_ATTRIBUTE_TABLE.map(({ name, type }) => ({ name, type }));
+
+/** The system attributes that are columns of every record table: search filters and sorts on them. */
+export const SYSTEM_COLUMNS: readonly string[] = SYSTEM_ATTRIBUTE_TABLE.filter((a) => a.column).map((a) => a.name);
+
+/** The record's own fields that carry a system attribute (`createdAt` …), as a record file may hold them. */
+export const SYSTEM_RECORD_FIELDS: readonly string[] = SYSTEM_ATTRIBUTE_TABLE.flatMap((a) => (a.recordField !== undefined ? [a.recordField] : []));
+
+export function isSystemAttribute(name: string): boolean {
+  return SYSTEM_ATTRIBUTES.includes(name);
+}
+
+/** The spec a filter or sort on a system column compares by, or undefined when `name` is none. */
+export function systemColumnSpec(name: string): AttributeSpec | undefined {
+  return SYSTEM_COLUMNS.includes(name) ? SYSTEM_SPECS.find((a) => a.name === name) : undefined;
+}
 
 /**
  * The filter grammar's combinators (contract.md §3 search: `and`, `or`, `not` are keys of
@@ -66,7 +111,7 @@ export function attributeNameProblem(name: unknown): ServiceError | null {
       malformedName('Attribute', name),
     );
   }
-  if (SYSTEM_ATTRIBUTES.includes(name)) {
+  if (isSystemAttribute(name)) {
     return new ServiceError(
       'SCHEMA_INVALID_ATTRIBUTE_NAME',
       `Attribute name "${name}" is a system attribute (${SYSTEM_ATTRIBUTES.join(', ')}) and cannot be declared.`,
@@ -83,7 +128,7 @@ export function attributeNameProblem(name: unknown): ServiceError | null {
 
 /** Fast check for hot loops (a 1,000-object plan): true when attributeNameProblem would be null. */
 export function isDeclarableAttributeName(name: unknown): name is string {
-  return isValidName(name) && !SYSTEM_ATTRIBUTES.includes(name) && !RESERVED_ATTRIBUTE_NAMES.includes(name);
+  return isValidName(name) && !isSystemAttribute(name) && !RESERVED_ATTRIBUTE_NAMES.includes(name);
 }
 
 /** Double-quoted SQL identifier; refuses anything that did not pass the name rule. */

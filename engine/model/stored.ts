@@ -19,6 +19,18 @@ export function isOwnedBySource(owner: Owner, sourceId: string): boolean {
   return owner.kind === 'source' && owner.id === sourceId;
 }
 
+/**
+ * Whether a push of `sourceId` may change or drop an entity it no longer finds declared
+ * (contract.md §3: "objects and attributes the source declared before and no longer
+ * declares are dropped"; runtime ones are kept): one the store says the source owns, or one
+ * owned by neither a source nor runtime that the source's previous declaration named.
+ * Objects, attributes, views and roles alike.
+ */
+export function claimedBySource(owner: Owner, name: string, sourceId: string, previouslyDeclared: ReadonlySet<string>): boolean {
+  if (owner.kind === 'source') return isOwnedBySource(owner, sourceId);
+  return owner.kind !== 'runtime' && previouslyDeclared.has(name);
+}
+
 /** An owner as messages name it: `source crm`, `bundle core-crm`, `runtime`, `core`. */
 export function ownerText(owner: Owner): string {
   return owner.kind === 'source' || owner.kind === 'bundle' ? `${owner.kind} ${owner.id ?? ''}`.trim() : owner.kind;

@@ -1,8 +1,9 @@
 import type { AttributeSpec } from '../model/attribute.js';
-import type { AttributeDecl } from '../model/declaration.js';
+import { declares, type AttributeDecl } from '../model/declaration.js';
 import { attributeNameProblem, isDeclarableAttributeName } from '../model/names.js';
-import { isOwnedBySource, type StoredAttribute } from '../model/stored.js';
-import { isWidening } from '../model/types/registry.js';
+import { renameOf, withoutRenamedFrom } from '../model/renames.js';
+import { claimedBySource, type StoredAttribute } from '../model/stored.js';
+import { holdsDocuments, isWidening, relationTarget } from '../model/types/registry.js';
 import { attributeChanges, compact, DATA_FIELDS } from './compare.js';
 import { afterBackfill, SAMPLE_IDS, type DataFacts } from './facts.js';
 import * as msg from './messages.js';
@@ -38,8 +39,7 @@ export interface AttributeDiff {
 }
 
 export function specOf(name: string, decl: AttributeDecl): AttributeSpec {
-  const { renamedFrom: _r, ...rest } = decl;
-  return compact({ ...rest, name } as AttributeSpec);
+  return compact({ ...withoutRenamedFrom(decl), name } as AttributeSpec);
 }
 
 export function storedSpec(a: StoredAttribute): AttributeSpec {
@@ -47,11 +47,7 @@ export function storedSpec(a: StoredAttribute): AttributeSpec {
   return compact(spec as AttributeSpec);
 }
 
-/** The source owns an attribute it declared before, or one the store says it owns. */
-function ownedBy(a: StoredAttribute, sourceId: string, previously: ReadonlySet<string>): boolean {
-  if (a.owner.kind === 'source') return isOwnedBySource(a.owner, sourceId);
-  return a.owner.kind !== 'runtime' && previously.has(a.name);
-}
+const ownedBy = (a: StoredAttribute, sourceId: string, previously: ReadonlySet<string>): boolean => claimedBySource(a.owner, a.name, sourceId, previously);
 
 /**
  * renamedFrom onto a name that exists as well: the rename cannot keep the old data (the
@@ -81,18 +77,19 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
     }
     // compare the declaration and the stored row in place; copies are made only for steps
     let want = decl as AttributeSpec;
-    if (decl.type === 'relation' && decl.target !== undefined) {
+    const declaredTarget = relationTarget(decl);
+    if (declaredTarget !== undefined) {
       // a target named by its old name follows this push's object rename (no perpetual diff)
-      const resolved = input.renamed.get(decl.target) ?? decl.target;
+      const resolved = input.renamed.get(declaredTarget) ?? declaredTarget;
       if (!input.objectExists(resolved)) {
-        out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'missing_target', ...msg.missingRelationTarget(target, decl.target) });
+        out.conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target, rule: 'missing_target', ...msg.missingRelationTarget(target, declaredTarget) });
         continue;
       }
-      if (resolved !== decl.target) want = { ...decl, target: resolved } as AttributeSpec;
+      if (resolved !== declaredTarget) want = { ...decl, target: resolved } as AttributeSpec;
     }
     let current = byName.get(name);
     let storedName = name;
-    const renamedFrom = decl.renamedFrom !== undefined && decl.renamedFrom !== name && !(decl.renamedFrom in declared) ? decl.renamedFrom : undefined;
+    const renamedFrom = renameOf(name, decl, declared);
     const clashing = renamedFrom !== undefined && current !== undefined ? byName.get(renamedFrom) : undefined;
     if (current && clashing && !clashing.system && !current.system && renameClashes(ownedBy(current, sourceId, input.previouslyDeclared), ownedBy(clashing, sourceId, input.previouslyDeclared))) {
       // neither adopted in its place nor dropped: the push stops at the conflict
@@ -150,7 +147,8 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
       continue;
     }
     // a stored target renamed by this push is compared under its new name
-    const renamedTarget = current.type === 'relation' && current.target !== undefined ? input.renamed.get(current.target) : undefined;
+    const storedTarget = relationTarget(current);
+    const renamedTarget = storedTarget !== undefined ? input.renamed.get(storedTarget) : undefined;
     const seen = renamedTarget !== undefined ? ({ ...current, target: renamedTarget } as StoredAttribute) : current;
     const changes = attributeChanges(seen, want);
     if (changes.length === 0 && !adopt) continue;
@@ -206,7 +204,7 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
         if (step.backfill !== undefined) step.reason += `; ${msg.requiredBackfillReason(step.backfill)}`;
       }
     }
-    if (from.type === 'document' && next.type !== 'document') {
+    if (holdsDocuments(from) && !holdsDocuments(next)) {
       // the store deletes the attached documents with the type (engine/store/index.ts changeAttributeNow)
       const docs = facts.documentCount(storedObject, storedName);
       if (docs > 0) {
@@ -220,7 +218,7 @@ export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
   }
 
   for (const a of input.stored) {
-    if (a.system || consumed.has(a.name) || a.name in declared) continue;
+    if (a.system || consumed.has(a.name) || declares(declared, a.name)) continue;
     if (!ownedBy(a, sourceId, input.previouslyDeclared)) continue; // runtime attributes stay
     const target = `${object}.${a.name}`;
     if (a.protected) {

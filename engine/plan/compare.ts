@@ -1,4 +1,5 @@
-import { ALL_ATTRIBUTE_FIELDS, DEFAULT_MAX_FILE_SIZE, type AttributeSpec } from '../model/attribute.js';
+import { ALL_ATTRIBUTE_FIELDS, type AttributeSpec } from '../model/attribute.js';
+import { typeDef } from '../model/types/registry.js';
 import type { FieldChange } from './types.js';
 
 /**
@@ -37,8 +38,8 @@ const IGNORED: ReadonlySet<string> = new Set(['name', 'renamedFrom']);
 function normalField(spec: AttributeSpec, field: keyof AttributeSpec): unknown {
   const v = spec[field];
   if ((field === 'required' || field === 'unique') && v === false) return undefined;
-  if (field === 'multiple' && v === false && spec.type === 'relation') return undefined;
-  if (field === 'maxFileSize' && spec.type === 'document' && v === DEFAULT_MAX_FILE_SIZE) return undefined;
+  // the type's implied value of an omitted field (engine/model/types: a relation's multiple: false …)
+  if ((field === 'multiple' || field === 'maxFileSize') && v !== undefined && typeDef(spec.type).implied?.[field] === v) return undefined;
   if ((field === 'label' || field === 'description') && v === '') return undefined;
   return v;
 }

@@ -1,3 +1,4 @@
+import { allowLossHint } from './approval.js';
 import type { ViolationRule } from './facts.js';
 
 /**
@@ -194,7 +195,7 @@ export function lossyConversionReason(from: string, to: string, nulled: number, 
 export function destructiveRefusal(uncovered: readonly string[], all: readonly string[] = uncovered): { message: string; fix: string } {
   return {
     message: `The push would lose data in ${uncovered.join(', ')} and allowDestructive does not cover ${uncovered.length === 1 ? 'it' : 'them'}.`,
-    fix: `review the plan (dry run), then allow exactly these losses: --allow-destructive ${all.join(',')}`,
+    fix: allowLossHint(all),
   };
 }
 

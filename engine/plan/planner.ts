@@ -1,4 +1,6 @@
-import type { Declaration, ObjectDecl } from '../model/declaration.js';
+import { declares, type Declaration, type ObjectDecl } from '../model/declaration.js';
+import { renameOf } from '../model/renames.js';
+import { relationTarget } from '../model/types/registry.js';
 import { isOwnedBySource, type StoredObject, type StoredSource, type StoredView } from '../model/stored.js';
 import { diffAttributes, renameClashes, specOf } from './attributes.js';
 import type { DataFacts } from './facts.js';
@@ -61,9 +63,10 @@ export function planPush(input: PlanInput): Plan {
   // Object renames of this push (old → new): relation targets naming the old object follow.
   const renamed = new Map<string, string>();
   for (const [name, decl] of Object.entries(declaration.objects)) {
-    if (decl.renamedFrom !== undefined && decl.renamedFrom !== name && !(decl.renamedFrom in declaration.objects)) renamed.set(decl.renamedFrom, name);
+    const from = renameOf(name, decl, declaration.objects);
+    if (from !== undefined) renamed.set(from, name);
   }
-  const objectExists = (name: string): boolean => name in declaration.objects || stored.has(name);
+  const objectExists = (name: string): boolean => declares(declaration.objects, name) || stored.has(name);
 
   for (const [name, decl] of Object.entries(declaration.objects)) {
     const bad = nameConflict(name);
@@ -72,7 +75,7 @@ export function planPush(input: PlanInput): Plan {
       continue;
     }
     let current = stored.get(name);
-    const renamedFrom = decl.renamedFrom !== undefined && decl.renamedFrom !== name && !(decl.renamedFrom in declaration.objects) ? decl.renamedFrom : undefined;
+    const renamedFrom = renameOf(name, decl, declaration.objects);
     const clashing = renamedFrom !== undefined && current ? stored.get(renamedFrom) : undefined;
     if (current && clashing && renameClashes(ownsObject(current, sourceId), ownsObject(clashing, sourceId))) {
       // the old object is neither dropped nor renamed: the push stops at the conflict
@@ -143,7 +146,7 @@ export function planPush(input: PlanInput): Plan {
   // Objects the source owned and no longer declares.
   const dropped = new Set<string>();
   for (const o of input.objects) {
-    if (kept.has(o.name) || o.name in declaration.objects || !ownsObject(o, sourceId)) continue;
+    if (kept.has(o.name) || declares(declaration.objects, o.name) || !ownsObject(o, sourceId)) continue;
     if (o.protected) {
       conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target: o.name, rule: 'protected', ...msg.protectedEntity(o.name) });
       continue;
@@ -187,7 +190,8 @@ function followRenames(decl: ObjectDecl, renamed: ReadonlyMap<string, string>): 
   if (renamed.size === 0) return decl;
   let attributes: ObjectDecl['attributes'] | undefined;
   for (const [a, spec] of Object.entries(decl.attributes)) {
-    const to = spec.type === 'relation' && spec.target !== undefined ? renamed.get(spec.target) : undefined;
+    const target = relationTarget(spec);
+    const to = target !== undefined ? renamed.get(target) : undefined;
     if (to !== undefined) (attributes ??= { ...decl.attributes })[a] = { ...spec, target: to };
   }
   return attributes ? { ...decl, attributes } : decl;
@@ -208,19 +212,20 @@ function referenceConflicts(
     by.set(target, [...(by.get(target) ?? []), who]);
   };
   for (const [name, decl] of Object.entries(declaration.objects)) {
-    for (const [a, spec] of Object.entries(decl.attributes)) if (spec.type === 'relation') note(spec.target, `${name}.${a}`);
+    for (const [a, spec] of Object.entries(decl.attributes)) note(relationTarget(spec), `${name}.${a}`);
   }
   for (const o of objects) {
     if (dropped.has(o.name)) continue;
     const declaredName = kept.get(o.name);
     for (const a of o.attributes) {
-      if (a.type !== 'relation') continue;
+      const target = relationTarget(a);
+      if (target === undefined) continue;
       // declared attributes were counted above; the source's own undeclared ones are
       // dropped by this push; runtime ones on kept objects and other owners' stay
       if (declaredName !== undefined && isOwnedBySource(a.owner, sourceId)) continue;
-      if (declaredName !== undefined && a.name in (declaration.objects[declaredName]?.attributes ?? {})) continue;
-      if (declaredName === undefined && o.name in declaration.objects) continue;
-      note(a.target, `${declaredName ?? o.name}.${a.name}`);
+      if (declaredName !== undefined && declares(declaration.objects[declaredName]?.attributes, a.name)) continue;
+      if (declaredName === undefined && declares(declaration.objects, o.name)) continue;
+      note(target, `${declaredName ?? o.name}.${a.name}`);
     }
   }
   return [...by].map(([object, who]) => ({
@@ -239,8 +244,9 @@ function orderCreates(creates: Step[]): Step[] {
     if (done.has(s.target) || visiting.has(s.target) || s.action !== 'create_object') return;
     visiting.add(s.target);
     for (const spec of Object.values(s.decl.attributes)) {
-      if (spec.type === 'relation' && spec.target !== undefined && names.has(spec.target)) {
-        const t = byName.get(spec.target);
+      const target = relationTarget(spec);
+      if (target !== undefined && names.has(target)) {
+        const t = byName.get(target);
         if (t) visit(t);
       }
     }
@@ -257,7 +263,7 @@ function orderDrops(steps: Step[], objects: StoredObject[]): Step[] {
   const drops = steps.filter((s) => s.action === 'drop_object');
   if (drops.length < 2) return steps;
   const names = new Set(drops.map((d) => d.target));
-  const targets = new Map(objects.map((o) => [o.name, o.attributes.filter((a) => a.type === 'relation').map((a) => a.target ?? '')]));
+  const targets = new Map(objects.map((o) => [o.name, o.attributes.flatMap((a) => relationTarget(a) ?? [])]));
   const done = new Set<string>();
   const out: Step[] = [];
   const visiting = new Set<string>();

@@ -1,6 +1,7 @@
 import { ServiceError } from '../errors.js';
 import * as msg from './messages.js';
-import { destructiveSteps, uncoveredDestructive } from './policy.js';
+import { approvalTargets } from './approval.js';
+import { uncoveredDestructive } from './policy.js';
 import type { AllowDestructive, Conflict, ConflictCode, Plan } from './types.js';
 
 export interface RefusalOptions {
@@ -30,7 +31,7 @@ export function refusal(plan: Plan, options: RefusalOptions): ServiceError | und
   }
   const losses = uncoveredDestructive(plan, options.allowDestructive);
   if (losses.length > 0) {
-    const all = destructiveSteps(plan).map((s) => s.target);
+    const all = approvalTargets(plan);
     const m = msg.destructiveRefusal(losses.map((s) => s.target), all);
     return new ServiceError('SCHEMA_DESTRUCTIVE_NOT_ALLOWED', m.message, {
       fix: m.fix,

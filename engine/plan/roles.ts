@@ -1,5 +1,6 @@
 import { renameRoleObject, type RoleDecl } from '../model/roles.js';
-import { ownerText, type StoredRole } from '../model/stored.js';
+import { renameOf, withoutRenamedFrom } from '../model/renames.js';
+import { claimedBySource, ownerText, type StoredRole } from '../model/stored.js';
 import { compact, sameValue } from './compare.js';
 import * as msg from './messages.js';
 import type { Conflict, FieldChange, Step } from './types.js';
@@ -25,12 +26,11 @@ export function roleDecl(r: StoredRole): RoleDecl {
 
 /** A role as compared (planner, drift, plan --diff): no sync hint, the schema default spelled out. */
 export const declOf = (d: RoleDecl): RoleDecl => {
-  const { renamedFrom: _r, ...rest } = d;
+  const rest = withoutRenamedFrom(d);
   return compact({ ...rest, schema: rest.schema ?? 'none' } as RoleDecl);
 };
 
-const mine = (r: StoredRole, sourceId: string, previously: ReadonlySet<string>): boolean =>
-  r.owner.kind === 'source' ? r.owner.id === sourceId : r.owner.kind !== 'runtime' && previously.has(r.name);
+const mine = (r: StoredRole, sourceId: string, previously: ReadonlySet<string>): boolean => claimedBySource(r.owner, r.name, sourceId, previously);
 
 export function diffRoles(
   sourceId: string,
@@ -49,7 +49,8 @@ export function diffRoles(
     let to = declOf(raw);
     for (const [from, into] of renamedObjects) to = renameRoleObject(to, from, into) ?? to;
     let cur = byName.get(name);
-    const from = raw.renamedFrom !== undefined && raw.renamedFrom !== name ? byName.get(raw.renamedFrom) : undefined;
+    const oldName = renameOf(name, raw, declared);
+    const from = oldName !== undefined ? byName.get(oldName) : undefined;
     if (from && !cur && (from.owner.kind === 'runtime' || mine(from, sourceId, previouslyDeclared))) {
       steps.push({ action: 'rename_role', target, from: from.name, to: name, destructive: false, label: 'change', reason: `keeps its ${from.keys.length} key${from.keys.length === 1 ? '' : 's'}` });
       renamedAway.add(from.name);

@@ -1,5 +1,5 @@
-import type { ViewDecl } from '../model/declaration.js';
-import { isOwnedBySource, ownerText, type StoredView } from '../model/stored.js';
+import { declares, type ViewDecl } from '../model/declaration.js';
+import { claimedBySource, isOwnedBySource, ownerText, type StoredView } from '../model/stored.js';
 import { viewAttributes } from '../model/view-refs.js';
 import { compact, sameValue } from './compare.js';
 import * as msg from './messages.js';
@@ -52,9 +52,8 @@ export function diffViews(
     });
   }
   for (const v of stored) {
-    if (v.name in declared) continue;
-    const owned = v.owner.kind === 'source' ? v.owner.id === sourceId : v.owner.kind !== 'runtime' && previouslyDeclared.has(v.name);
-    if (!owned) continue;
+    if (declares(declared, v.name)) continue;
+    if (!claimedBySource(v.owner, v.name, sourceId, previouslyDeclared)) continue;
     out.drops.push({ action: 'drop_view', target: `view:${v.name}`, view: v.name, destructive: false, label: 'change', reason: 'no longer declared' });
   }
   return out;

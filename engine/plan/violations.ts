@@ -1,6 +1,6 @@
 import type { AttributeSpec } from '../model/attribute.js';
 import { convertValue } from '../model/types/convert.js';
-import { keepsValue, typeDef } from '../model/types/registry.js';
+import { keepsValue, relationTarget, typeDef } from '../model/types/registry.js';
 import { afterBackfill, SAMPLE_IDS, type Violation, type ViolationRule } from './facts.js';
 
 /**
@@ -59,13 +59,14 @@ export function brokenRules(value: unknown, next: AttributeSpec): ViolationRule[
   if (value === null) return next.required ? ['required'] : [];
   const def = typeDef(next.type);
   if (value !== undefined && def.parse(value, next).ok) return [];
-  if ((next.type === 'relation' || next.type === 'document') && !next.multiple && Array.isArray(value)) return ['multiple'];
+  // a list where the type holds one id unless `multiple` (relation, document: the registry's `list`)
+  if (def.list === 'multiple' && !next.multiple && Array.isArray(value)) return ['multiple'];
   const loose = relaxed(next);
   let rules: ViolationRule[] = [];
   if (value !== undefined && def.parse(value, loose).ok) {
     // a value that only breaks constraints breaks those that refuse it alone
     rules = RELAXATIONS.filter(([, fields]) => !def.parse(value, { ...loose, ...pick(next, fields) }).ok).map(([rule]) => rule);
-  } else if (value !== undefined && (next.type === 'select' || next.type === 'multiselect')) rules = ['options'];
+  } else if (value !== undefined && def.fields.options !== undefined) rules = ['options'];
   if (rules.length > 0) return rules;
   return next.required ? ['type', 'required'] : ['type'];
 }
@@ -109,7 +110,7 @@ export function collectViolations(current: AttributeSpec, next: AttributeSpec, c
   const typeChange = current.type !== next.type;
   // One definition of the relation-target rule (issue 4): links stored under the old
   // target would point at records of the wrong object, for the planner and PUT …/attributes/:id alike.
-  const retarget = !typeChange && current.type === 'relation' && next.type === 'relation' && current.target !== next.target;
+  const retarget = !typeChange && relationTarget(current) !== relationTarget(next);
   for (const { id, value } of column.values()) {
     const converted = convertValue(value, current, next);
     const rules = brokenRules(converted, next);

@@ -4,7 +4,7 @@ import type { Filter, SortSpec } from '../model/filter.js';
 import type { RoleDecl } from '../model/roles.js';
 import type { RecordOut, SourceHistoryEntry, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
 import type { SearchHit } from '../model/search-hit.js';
-import type { AllowDestructive, Plan } from '../plan/types.js';
+import type { PushAnswer, PushChoices, PushRequest } from '../plan/push.js';
 import { DocumentsApi, FilesApi } from './files.js';
 import { pathSegment as seg, Transport, type ClientOptions } from './transport.js';
 
@@ -23,20 +23,9 @@ export interface CrossSearchOptions {
   limit?: number;
 }
 
-export interface PushOptions {
-  dryRun?: boolean;
-  allowDestructive?: AllowDestructive;
-  /** The source version the push was planned against (sent as `if-match: "<n>"`). */
-  ifMatch?: number;
-  /** The planHash a reviewer saw: the server applies only that plan, else 409 SCHEMA_CONFLICT. */
-  expectPlan?: string;
-}
-
-export interface PushAnswer {
-  version: number;
-  applied: boolean;
-  plan: Plan;
-}
+/** A push's options and answer: the wire types the server shares (engine/plan/push.ts). */
+export type PushOptions = PushChoices;
+export type { PushAnswer };
 
 export interface KeyCreated {
   id: string;
@@ -148,10 +137,10 @@ export class SourcesApi {
    * so it is sent once.
    */
   async push(id: string, declaration: Declaration, options: PushOptions = {}): Promise<PushAnswer> {
-    const body: Record<string, unknown> = { declaration };
-    if (options.dryRun !== undefined) body['dryRun'] = options.dryRun;
-    if (options.allowDestructive !== undefined) body['allowDestructive'] = options.allowDestructive;
-    if (options.expectPlan !== undefined) body['expectPlan'] = options.expectPlan;
+    const body: PushRequest = { declaration };
+    if (options.dryRun !== undefined) body.dryRun = options.dryRun;
+    if (options.allowDestructive !== undefined) body.allowDestructive = options.allowDestructive;
+    if (options.expectPlan !== undefined) body.expectPlan = options.expectPlan;
     const headers: Record<string, string> = options.ifMatch !== undefined ? { 'if-match': `"${options.ifMatch}"` } : {};
     // expectPlan, like ifMatch: a repeat of a push that landed plans nothing, another hash, a 409
     const once = options.expectPlan !== undefined && options.dryRun !== true ? { idempotent: false } : {};

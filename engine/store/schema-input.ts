@@ -3,6 +3,7 @@ import { validateAttributeInput } from '../declaration/validate.js';
 import { ServiceError } from '../errors.js';
 import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import { attributeNameProblem } from '../model/names.js';
+import { RUNTIME_RENAMED_FROM } from '../model/renames.js';
 
 /**
  * AddAttributeInput checks through the declaration validator (the one definition of the
@@ -57,8 +58,7 @@ export function mergeAttributePatch(current: AttributeSpec, raw: AttributePatch 
  */
 function refuseRenamedFrom(raw: unknown, path: (string | number)[]): void {
   if (typeof raw !== 'object' || raw === null || !Object.hasOwn(raw, 'renamedFrom')) return;
-  const message = 'renamedFrom is for declaration files (sync); rename a runtime attribute with { "name": … }';
-  throw new ServiceError('SCHEMA_VALIDATION_FAILED', message, { errors: [{ path: [...path, 'renamedFrom'], message }] });
+  throw new ServiceError('SCHEMA_VALIDATION_FAILED', RUNTIME_RENAMED_FROM, { errors: [{ path: [...path, 'renamedFrom'], message: RUNTIME_RENAMED_FROM }] });
 }
 
 function staleFields(name: string, type: string, fields: string[]): ServiceError {

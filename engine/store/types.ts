@@ -4,7 +4,7 @@ import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
 import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
 import type { RoleDecl, RoleGrants } from '../model/roles.js';
-import type { AllowDestructive, Plan } from '../plan/types.js';
+import type { PushAnswer, PushChoices } from '../plan/push.js';
 import type { Readable } from 'node:stream';
 import type { DocumentOut, FileOut } from '../model/stored.js';
 import type { UploadInput } from './sql/file-rules.js';
@@ -91,13 +91,8 @@ export interface IdempotentAnswer {
   body: unknown;
 }
 
-export interface PushOptions {
-  dryRun?: boolean;
-  allowDestructive?: AllowDestructive;
-  /** The source version the caller planned against (`if-match`). */
-  ifMatch?: number;
-  /** The planHash the caller reviewed: the push applies only if its plan still has it (contract.md §3). */
-  expectPlan?: string;
+/** A push's options as the wire gives them (engine/plan/push.ts), and what only the server adds. */
+export interface PushOptions extends PushChoices {
   /** The key that pushes, recorded in the source's history. */
   by?: PushAuthor;
   /**
@@ -108,11 +103,8 @@ export interface PushOptions {
   handOver?: boolean;
 }
 
-export interface PushResult {
-  version: number;
-  applied: boolean;
-  plan: Plan;
-}
+/** What a push answers: the wire's answer (engine/plan/push.ts). */
+export type PushResult = PushAnswer;
 
 /**
  * The store's public surface, the same on every backend: what routes, the sync engine and

@@ -1,6 +1,8 @@
 import type { Declaration } from '../model/declaration.js';
 import type { AllowDestructive, Conflict, Plan, Step } from '../plan/types.js';
-import { unknownAllowTargets, type UnknownTarget } from '../plan/policy.js';
+import { allowDestructiveFlag, approvalTargets } from '../plan/approval.js';
+import type { PushAnswer } from '../plan/push.js';
+import { uncoveredDestructive, unknownAllowTargets, type UnknownTarget } from '../plan/policy.js';
 import { createScheduler, type Clock, type Scheduler } from './scheduler.js';
 import { startWatcher, watchTargets, type WatchEvent, type Watcher, type WatchTargets } from './watcher.js';
 
@@ -44,11 +46,7 @@ export interface PushCall {
   allowDestructive: AllowDestructive;
 }
 
-export interface PushAnswer {
-  version: number;
-  applied: boolean;
-  plan: Plan;
-}
+export type { PushAnswer };
 
 /** The structural shape of the SDK's ServiceRequestError (contract.md §5). */
 export interface PushFailure {
@@ -161,10 +159,9 @@ export function createRunner(deps: LoopDeps) {
           plan = undefined;
         }
         if (err.code === 'SCHEMA_DESTRUCTIVE_NOT_ALLOWED' && plan && plan.conflicts.length === 0) {
-          const held = plan.steps.filter((s) => s.destructive && !covered(allow, s.target));
-          const targets = [...new Set(held.map((s) => s.target))];
+          const held = uncoveredDestructive(plan, allow);
           const base = typeof deps.syncCommand === 'function' ? deps.syncCommand() : (deps.syncCommand ?? 'schemasync sync');
-          const command = `${base} --allow-destructive ${targets.join(',')}`;
+          const command = `${base} ${allowDestructiveFlag(approvalTargets(plan))}`;
           deps.emit({ type: 'held', run, source, steps: held, command, ms: ms(), unknownAllowed: unknownAllowTargets(allow, declaration, plan) });
           return done('held');
         }
@@ -173,10 +170,6 @@ export function createRunner(deps: LoopDeps) {
       }
     },
   };
-}
-
-function covered(allow: AllowDestructive, target: string): boolean {
-  return allow === true || (Array.isArray(allow) && allow.includes(target));
 }
 
 export interface WatchLoopOptions extends LoopDeps {

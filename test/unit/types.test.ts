@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { AttributeSpec } from '../../engine/model/attribute.js';
-import { ATTRIBUTE_TYPES } from '../../engine/model/attribute.js';
+import { ALL_ATTRIBUTE_FIELDS, ATTRIBUTE_TYPES } from '../../engine/model/attribute.js';
+import { attributeFieldSchemas, fieldsOfType } from '../../engine/declaration/json-schema.js';
 import { codePointLength } from '../../engine/model/types/checks.js';
-import { TYPES, isWidening, parseValue } from '../../engine/model/types/registry.js';
+import { TYPES, holdsDocuments, isMultiValued, isTextLike, isWidening, parseValue, relationTarget } from '../../engine/model/types/registry.js';
+import { attributeChanges } from '../../engine/plan/compare.js';
+import { suggestType } from '../../engine/declaration/suggest.js';
 import { CODECS } from '../../engine/store/sqlite/codecs.js';
 
 const spec = (s: Partial<AttributeSpec> & Pick<AttributeSpec, 'type'>): AttributeSpec => ({ name: 'a', ...s });
@@ -156,5 +159,49 @@ describe('attribute-type registry', () => {
     expect(TYPES.datetime.convertFrom('2024-01-02')).toBe('2024-01-02T00:00:00.000Z');
     expect(TYPES.boolean.convertFrom('yes')).toBe(true);
     expect(TYPES.relation.convertFrom('x')).toBeUndefined();
+  });
+});
+
+describe('type behaviour lives in the registry (one file per type)', () => {
+  it('what each type is, as the planner, the validator and the store ask it', () => {
+    const facts = Object.fromEntries(
+      ATTRIBUTE_TYPES.map((t) => [t, [relationTarget({ type: t, target: 'x' }) ?? '-', holdsDocuments({ type: t }), isTextLike({ type: t }), isMultiValued({ type: t }), isMultiValued({ type: t, multiple: true })]]),
+    );
+    expect(facts).toEqual({
+      text: ['-', false, true, false, false],
+      number: ['-', false, false, false, false],
+      integer: ['-', false, false, false, false],
+      boolean: ['-', false, false, false, false],
+      date: ['-', false, false, false, false],
+      datetime: ['-', false, false, false, false],
+      email: ['-', false, true, false, false],
+      url: ['-', false, true, false, false],
+      select: ['-', false, true, false, false],
+      multiselect: ['-', false, true, true, true],
+      json: ['-', false, false, true, true],
+      relation: ['x', false, false, false, true],
+      document: ['-', true, false, false, true],
+    });
+  });
+
+  it('a spelled-out implied field is no change, another value is', () => {
+    expect(attributeChanges({ name: 'c', type: 'relation', target: 'company' }, { name: 'c', type: 'relation', target: 'company', multiple: false })).toEqual([]);
+    expect(attributeChanges({ name: 'f', type: 'document' }, { name: 'f', type: 'document', maxFileSize: 25 * 1024 * 1024 })).toEqual([]);
+    expect(attributeChanges({ name: 'f', type: 'document' }, { name: 'f', type: 'document', multiple: false })).not.toEqual([]);
+    expect(attributeChanges({ name: 'f', type: 'document' }, { name: 'f', type: 'document', maxFileSize: 1024 })).not.toEqual([]);
+  });
+
+  it('the type-name aliases come from the registry', () => {
+    expect(suggestType('string', ATTRIBUTE_TYPES)).toBe('text');
+    expect(suggestType('attachment', ATTRIBUTE_TYPES)).toBe('document');
+    expect(suggestType('strng', ATTRIBUTE_TYPES)).toBe('text');
+  });
+});
+
+describe('the attribute input has one definition', () => {
+  it('every field the registry and the common fields define is one of AddAttributeInput\'s rendered fields, and nothing else is', () => {
+    const defined = new Set(['name', ...ATTRIBUTE_TYPES.flatMap((t) => fieldsOfType(t))]);
+    expect(new Set(ALL_ATTRIBUTE_FIELDS)).toEqual(defined);
+    expect(Object.keys(attributeFieldSchemas()).sort()).toEqual([...defined].filter((f) => f !== 'name').sort());
   });
 });

@@ -6,9 +6,12 @@ const WORDS: Record<string, boolean> = { true: true, false: false, yes: true, no
 export const boolean: AttributeTypeDef = {
   type: 'boolean',
   noun: 'true or false',
+  aliases: ['bool'],
   valueSchema: { type: 'boolean' },
   fields: {},
   uniqueAllowed: false,
+  list: 'never',
+  fullText: false,
   parse: (value) => (typeof value === 'boolean' ? ok(value) : fail('must be true or false')),
   widensTo: ['text', 'json'],
   convertFrom: (value) => {

@@ -1,23 +1,23 @@
 import type { AttributeSpec } from '../attribute.js';
-import type { JsonSchema, Parsed } from './type-def.js';
+import type { FieldSchemas, Parsed } from './type-def.js';
 
 /** Constraint checks shared by several types, so each rule is written once. */
 
 export const ok = (value: unknown): Parsed => ({ ok: true, value });
 export const fail = (message: string): Parsed => ({ ok: false, message });
 
-export const LENGTH_FIELDS: Record<string, JsonSchema> = {
+export const LENGTH_FIELDS: FieldSchemas = {
   minLength: { type: 'integer', minimum: 0, description: 'Minimum number of characters.' },
   maxLength: { type: 'integer', minimum: 1, description: 'Maximum number of characters.' },
   pattern: { type: 'string', description: 'A regular expression (JavaScript syntax) every value must match.' },
 };
 
-export const RANGE_FIELDS: Record<string, JsonSchema> = {
+export const RANGE_FIELDS: FieldSchemas = {
   min: { type: 'number', description: 'Smallest allowed value.' },
   max: { type: 'number', description: 'Largest allowed value.' },
 };
 
-export const OPTIONS_FIELD: Record<string, JsonSchema> = {
+export const OPTIONS_FIELD: FieldSchemas = {
   options: {
     type: 'array',
     minItems: 1,

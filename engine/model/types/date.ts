@@ -21,6 +21,8 @@ export const date: AttributeTypeDef = {
   valueSchema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
   fields: {},
   uniqueAllowed: true,
+  list: 'never',
+  fullText: false,
   parse: (value) =>
     typeof value === 'string' && isDate(value) ? ok(value) : fail('must be a date (YYYY-MM-DD, years 0001 to 9999)'),
   widensTo: ['datetime', 'text', 'json'],

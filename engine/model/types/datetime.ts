@@ -28,9 +28,12 @@ function normalise(s: string): string | 'range' | undefined {
 export const datetime: AttributeTypeDef = {
   type: 'datetime',
   noun: NOUN,
+  aliases: ['timestamp', 'time'],
   valueSchema: { type: 'string' },
   fields: {},
   uniqueAllowed: true,
+  list: 'never',
+  fullText: false,
   parse: (value) => {
     const v = typeof value === 'string' ? normalise(value) : undefined;
     if (v === 'range') return fail(`${RANGE} (got ${JSON.stringify(value)})`);

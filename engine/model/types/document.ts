@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_FILE_SIZE } from '../attribute.js';
 import { SIZE_PATTERN_SOURCE } from '../sizes.js';
 import { parseIds } from './checks.js';
 import type { AttributeTypeDef } from './type-def.js';
@@ -5,6 +6,7 @@ import type { AttributeTypeDef } from './type-def.js';
 export const document: AttributeTypeDef = {
   type: 'document',
   noun: 'a document id',
+  aliases: ['file', 'attachment'],
   valueSchema: { type: ['string', 'array'], items: { type: 'string' } },
   fields: {
     accepts: {
@@ -23,6 +25,10 @@ export const document: AttributeTypeDef = {
     multiple: { type: 'boolean', description: 'More than one file; false is the single-file rule.' },
   },
   uniqueAllowed: false,
+  reference: 'document',
+  list: 'multiple',
+  fullText: false,
+  implied: { maxFileSize: DEFAULT_MAX_FILE_SIZE },
   // Document existence, accepts and sizes are checked by the store against the files.
   parse: (value, spec) => parseIds(value, spec, 'document'),
   widensTo: [],

@@ -13,6 +13,8 @@ export const email: AttributeTypeDef = {
   valueSchema: { type: 'string' },
   fields: LENGTH_FIELDS,
   uniqueAllowed: true,
+  list: 'never',
+  fullText: true,
   parse: (value, spec) => parseString(value, spec, 'an email address', isEmail),
   widensTo: ['text'],
   convertFrom: (value) => {

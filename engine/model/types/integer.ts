@@ -5,9 +5,13 @@ import type { AttributeTypeDef } from './type-def.js';
 export const integer: AttributeTypeDef = {
   type: 'integer',
   noun: 'an integer',
+  aliases: ['int', 'bigint'],
   valueSchema: { type: 'integer' },
   fields: RANGE_FIELDS,
   uniqueAllowed: true,
+  list: 'never',
+  fullText: false,
+  wholeBounds: true,
   parse: (value, spec) =>
     typeof value === 'number' && Number.isSafeInteger(value)
       ? checkRange(value, spec)

@@ -4,9 +4,12 @@ import type { AttributeTypeDef } from './type-def.js';
 export const json: AttributeTypeDef = {
   type: 'json',
   noun: 'any JSON value',
+  aliases: ['object'],
   valueSchema: {},
   fields: {},
   uniqueAllowed: false,
+  list: 'always',
+  fullText: false,
   parse: (value) => (value === undefined ? fail('must be a JSON value') : ok(value)),
   widensTo: [],
   convertFrom: (value) => value,

@@ -5,10 +5,13 @@ import type { AttributeTypeDef } from './type-def.js';
 export const multiselect: AttributeTypeDef = {
   type: 'multiselect',
   noun: 'a list of options',
+  aliases: ['tags'],
   valueSchema: { type: 'array', items: { type: 'string' } },
   fields: OPTIONS_FIELD,
   requiredFields: ['options'],
   uniqueAllowed: false,
+  list: 'always',
+  fullText: true,
   parse: (value, spec) => {
     const options = spec.options ?? [];
     const allowed = `a list of ${options.map((o) => JSON.stringify(o)).join(', ')}`;

@@ -11,9 +11,12 @@ export function toNumber(value: unknown): number | undefined {
 export const number: AttributeTypeDef = {
   type: 'number',
   noun: 'a number',
+  aliases: ['float', 'double', 'decimal', 'numeric', 'real'],
   valueSchema: { type: 'number' },
   fields: RANGE_FIELDS,
   uniqueAllowed: true,
+  list: 'never',
+  fullText: false,
   parse: (value, spec) =>
     typeof value === 'number' && Number.isFinite(value) ? checkRange(value, spec) : fail('must be a number'),
   widensTo: ['text', 'json'],

@@ -58,7 +58,23 @@ export function parseValue(spec: AttributeSpec, value: unknown): Parsed {
 
 /** Whether the column holds a JSON list (or, for json, any JSON) rather than one value. */
 export function isMultiValued(spec: { type: AttributeType; multiple?: boolean }): boolean {
-  return spec.type === 'multiselect' || spec.type === 'json' || ((spec.type === 'relation' || spec.type === 'document') && spec.multiple === true);
+  const list = TYPES[spec.type].list;
+  return list === 'always' || (list === 'multiple' && spec.multiple === true);
+}
+
+/** The object whose record ids the attribute holds (a relation's target), or undefined. */
+export function relationTarget(spec: { type: AttributeType; target?: string }): string | undefined {
+  return TYPES[spec.type].reference === 'record' ? spec.target : undefined;
+}
+
+/** Whether the attribute holds documents (their files and claims go with it). */
+export function holdsDocuments(spec: { type: AttributeType }): boolean {
+  return TYPES[spec.type].reference === 'document';
+}
+
+/** Whether cross-object search indexes the attribute (contract.md §3: text-like attributes). */
+export function isTextLike(spec: { type: AttributeType }): boolean {
+  return TYPES[spec.type].fullText;
 }
 
 /** Whether every value of `from` is a value of `to` without conversion loss. */

@@ -4,6 +4,7 @@ import type { AttributeTypeDef } from './type-def.js';
 export const relation: AttributeTypeDef = {
   type: 'relation',
   noun: 'a record id',
+  aliases: ['reference', 'ref'],
   valueSchema: { type: ['string', 'array'], items: { type: 'string' } },
   fields: {
     target: { type: 'string', description: 'The name of the object this attribute points to.' },
@@ -11,6 +12,10 @@ export const relation: AttributeTypeDef = {
   },
   requiredFields: ['target'],
   uniqueAllowed: true,
+  reference: 'record',
+  list: 'multiple',
+  fullText: false,
+  implied: { multiple: false },
   // That the ids exist in the target object is checked by the store (it needs the data).
   parse: (value, spec) => parseIds(value, spec, 'record'),
   widensTo: [],

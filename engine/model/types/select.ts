@@ -4,10 +4,13 @@ import type { AttributeTypeDef } from './type-def.js';
 export const select: AttributeTypeDef = {
   type: 'select',
   noun: 'one of the options',
+  aliases: ['enum', 'choice'],
   valueSchema: { type: 'string' },
   fields: OPTIONS_FIELD,
   requiredFields: ['options'],
   uniqueAllowed: true,
+  list: 'never',
+  fullText: true,
   parse: (value, spec) => {
     const options = spec.options ?? [];
     if (typeof value === 'string' && options.includes(value)) return ok(value);

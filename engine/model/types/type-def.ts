@@ -1,4 +1,4 @@
-import type { AttributeSpec, AttributeType } from '../attribute.js';
+import type { AttributeField, AttributeSpec, AttributeType } from '../attribute.js';
 
 /**
  * `code` names a refusal the spec gives its own error code instead of
@@ -13,6 +13,9 @@ export type Parsed =
 /** A JSON Schema fragment (kept loose: it is data for ajv and for editors). */
 export type JsonSchema = Record<string, unknown>;
 
+/** Attribute fields with their JSON Schema, keyed by AttributeSpec's own fields. */
+export type FieldSchemas = Readonly<Partial<Record<AttributeField, JsonSchema>>>;
+
 /**
  * One attribute type: the only place its rules live (architecture.md "The attribute-type
  * registry"). Declaration validation, record validation and the planner read this; how a
@@ -24,18 +27,44 @@ export interface AttributeTypeDef {
   type: AttributeType;
   /** "an integer", used in messages: `amount must be an integer`. */
   noun: string;
+  /** Words people write for this type (`string` → text), suggested before edit distance (issue 2). */
+  aliases?: readonly string[];
   /**
    * The JSON Schema of a value of this type, as far as one can say it without the
    * attribute's own constraints: the declaration schema checks `default` with it, so an
    * editor refuses `default: "yes"` on a boolean.
    */
   valueSchema: JsonSchema;
-  /** Type-specific AddAttributeInput fields with their JSON Schema. */
-  fields: Readonly<Record<string, JsonSchema>>;
+  /**
+   * Type-specific AddAttributeInput fields with their JSON Schema: the declaration schema, the
+   * route bodies and openapi.json are built from these (engine/declaration/json-schema.ts,
+   * engine/server/schemas/schema-objects.ts). Keyed by AttributeSpec's fields, so a field
+   * the TypeScript shape lacks does not compile.
+   */
+  fields: FieldSchemas;
   /** Type-specific fields that must be given (select → options, relation → target). */
   requiredFields?: readonly string[];
   /** Whether `unique: true` makes sense for this type. */
   uniqueAllowed: boolean;
+  /**
+   * What a value points at, for types whose values are ids (registry.ts `relationTarget`,
+   * `holdsDocuments`): `record` — records of the attribute's `target` object (the target must
+   * exist, follows an object rename, keeps a dropped object referenced); `document` — documents
+   * attached through the files store (deleted with the attribute). Ids are not known in a
+   * declaration, so such an attribute takes no default.
+   */
+  reference?: 'record' | 'document';
+  /** Whether the column holds a JSON list: always, only with `multiple: true`, or never. */
+  list: 'always' | 'multiple' | 'never';
+  /** Cross-object search indexes it (contract.md §3: the text-like attributes). */
+  fullText: boolean;
+  /** `min` and `max` must be whole numbers (an integer's bounds). */
+  wholeBounds?: boolean;
+  /**
+   * What the type takes an omitted field to be: a declaration that spells it out is no change
+   * (a relation's `multiple: false`, a document's default maxFileSize).
+   */
+  implied?: Readonly<Partial<Pick<AttributeSpec, 'multiple' | 'maxFileSize'>>>;
   /**
    * Check a non-null value against the type and the attribute's constraints and return
    * it normalised (datetimes to UTC ISO, for instance). Relation existence and

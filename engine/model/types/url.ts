@@ -15,9 +15,12 @@ function isUrl(s: string): boolean {
 export const url: AttributeTypeDef = {
   type: 'url',
   noun: 'an http(s) URL',
+  aliases: ['link', 'uri'],
   valueSchema: { type: 'string' },
   fields: LENGTH_FIELDS,
   uniqueAllowed: true,
+  list: 'never',
+  fullText: true,
   parse: (value, spec) =>
     typeof value === 'string' && hasStrayCharacters(value)
       ? fail(`must be an http(s) URL with no whitespace around it and no control characters (got ${JSON.stringify(truncate(value))})`)

@@ -1,7 +1,7 @@
 import { isOwnedBySource, type Owner } from '../../model/stored.js';
 import type { FastifyInstance } from 'fastify';
 import { ServiceError, isErrorCode, type ErrorCode } from '../../errors.js';
-import type { AllowDestructive } from '../../plan/types.js';
+import type { PushRequest } from '../../plan/push.js';
 import type { PushOptions } from '../../store/types.js';
 import { actorOf, parseIfMatch, type RouteDeps } from '../context.js';
 import { DeclarationCheck } from '../declaration-cache.js';
@@ -60,7 +60,8 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
   app.put<{
     Params: { id: string };
     Headers: { 'if-match'?: string };
-    Body: { declaration: unknown; dryRun?: boolean; allowDestructive?: AllowDestructive; expectPlan?: string };
+    // the wire's body (engine/plan/push.ts), its declaration unchecked until validateDeclaration
+    Body: Omit<PushRequest, 'declaration'> & { declaration: unknown };
   }>(
     '/schema/sources/:id',
     // The route schema types the declaration for openapi.json (declarationShapeSchema). A

@@ -1,5 +1,6 @@
 import { FILTER_SCHEMA, SORT_ITEM_SCHEMA, declarationShapeSchema, viewSchema } from '../../declaration/json-schema.js';
 import { PLAN_HASH_PATTERN } from '../../plan/hash.js';
+import type { PushAnswer, PushRequest } from '../../plan/push.js';
 import { SCOPES } from '../../store/types.js';
 import { IF_MATCH_PATTERN, deletedIdSchema, errorResponse, errorResponses, idParam, ownerSchema, responses, securityRequired } from './common.js';
 import { recordOut, searchRecordsSchema } from './records.js';
@@ -181,11 +182,12 @@ export const pushSourceSchema = {
         anyOf: [{ type: 'boolean' }, { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 400 } }],
       },
       expectPlan: { type: 'string', pattern: PLAN_HASH_PATTERN, description: 'the planHash a reviewer saw: apply only if the plan is still that one (else 409)' },
-    },
+      // one entry per field of the wire type the SDK sends (engine/plan/push.ts), no more, no fewer
+    } satisfies Record<keyof PushRequest, object>,
   },
   response: responses(200, {
     type: 'object',
-    required: ['version', 'applied', 'plan'],
+    required: ['version', 'applied', 'plan'] satisfies (keyof PushAnswer)[],
     properties: {
       version: { type: 'integer' },
       applied: { type: 'boolean' },
@@ -194,7 +196,7 @@ export const pushSourceSchema = {
         description: 'steps: [{ action, target, destructive, reason?, affected? }], conflicts: [{ code, target, message }], summary, planHash',
         additionalProperties: true,
       },
-    },
+    } satisfies Record<keyof PushAnswer, object>,
   }),
 };
 

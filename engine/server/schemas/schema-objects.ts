@@ -1,5 +1,6 @@
 import { attributeFieldSchemas } from '../../declaration/json-schema.js';
 import { NAME_PATTERN_SOURCE } from '../../model/names.js';
+import { withoutRenamedFrom } from '../../model/renames.js';
 import type { JsonSchema } from '../../model/types/type-def.js';
 import { deletedIdSchema, lookupParams, ownerSchema, responses, securityRequired } from './common.js';
 
@@ -20,7 +21,7 @@ const nameField = (what: string) =>
  * among them: it is a declaration-file hint for sync, so a runtime body carrying it is
  * refused (400) rather than silently ignored.
  */
-const { renamedFrom: _declarationOnly, ...declaredFields } = attributeFieldSchemas();
+const declaredFields = withoutRenamedFrom(attributeFieldSchemas());
 const attributeFields: Record<string, JsonSchema> = { name: nameField('attribute'), ...declaredFields };
 
 export const addAttributeInput = {
