@@ -74,7 +74,7 @@ BEGIN
       a := TG_ARGV[i];
       IF left(a, 2) = 'm:' THEN
         a := substr(a, 3);
-        SELECT string_agg(e, ', ') INTO t FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(r -> a) = 'array' THEN r -> a ELSE '[]'::jsonb END) AS e;
+        SELECT string_agg(e, ', ') INTO t FROM jsonb_array_elements_text((r ->> a)::jsonb) AS e;
       ELSE
         t := r ->> a;
       END IF;
@@ -156,7 +156,7 @@ async function fillAttributes(tx: Executor, o: StoredObject, attrs: readonly Att
   const table = pgTableIdent(o.name);
   for (const a of attrs) {
     const col = `r."${a.name}"`;
-    const text = a.type === 'multiselect' ? `(SELECT string_agg(e, ', ') FROM jsonb_array_elements_text(${col}) AS e)` : col;
+    const text = a.type === 'multiselect' ? `(SELECT string_agg(e, ', ') FROM jsonb_array_elements_text((${col})::jsonb) AS e)` : col;
     await tx.run(
       `INSERT INTO _ss_search(object, record_id, attribute, text) SELECT ?, r.id, ?, x.t FROM ${table} AS r, LATERAL (SELECT ${text} AS t) AS x WHERE x.t IS NOT NULL AND x.t <> '' ORDER BY r."_ss_seq"`,
       [o.name, a.name],
