@@ -16,8 +16,8 @@ import { runFulltext } from './fulltext-query.js';
  *   unaccent (the contrib files missing, or no right to create an extension) accents do not
  *   fold; `ensure` returns the setup's notice so the store can say so.
  * - Maintained by triggers, in the transaction of the write that changes the text: one
- *   generic PL/pgSQL function on every record table (the object and its text-like
- *   attributes are the trigger's arguments, so a schema change re-creates two triggers,
+ *   set of generic PL/pgSQL functions on every record table (the object and its text-like
+ *   attributes are the trigger's arguments, so a schema change re-creates three triggers,
  *   no code), and one on `_ss_documents`. A commit changes both, a rollback neither.
  * - Schema changes: the core calls beforeSchemaChange before its DDL (a trigger naming a
  *   column about to be dropped would block the DROP) and afterAttributeChange /
