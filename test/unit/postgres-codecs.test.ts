@@ -1,29 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AttributeSpec } from '../../engine/model/attribute.js';
 import { CODECS, decodeColumn, encodeColumn } from '../../engine/store/postgres/codecs.js';
 import { postgresDdl } from '../../engine/store/postgres/ddl.js';
-import { PostgresDriver } from '../../engine/store/postgres/driver.js';
 import { pgTableIdent } from '../../engine/store/postgres/idents.js';
-import { createTestDatabase } from '../support/postgres-db.js';
+import { usePostgresDriver } from '../support/postgres-db.js';
 import { ALL_SPECS, corpusValues } from '../support/value-corpus.js';
 
 /** Every type's values, stored in a real PostgreSQL column by the codecs and read back. */
 describe('PostgreSQL codecs', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let driver: PostgresDriver;
-  beforeAll(async () => {
-    db = await createTestDatabase('codecs');
-    driver = new PostgresDriver({ url: db.url, max: 2 });
-  });
-  afterAll(async () => {
-    await driver.close();
-    await db.drop();
-  });
+  const pg = usePostgresDriver('codecs');
 
   it.each(ALL_SPECS.map((s) => [`${s.type}${s.multiple ? ' (multiple)' : ''}`, s] as const))('round-trips every %s value', async (_label, spec: AttributeSpec) => {
     const object = `${spec.type}${spec.multiple ? '_many' : ''}`;
     const values = corpusValues(spec);
-    await driver.transaction(async (tx) => {
+    await pg.driver.transaction(async (tx) => {
       await postgresDdl.createRecordTable(tx, object, [spec]);
       await tx.runBatch(
         `INSERT INTO ${pgTableIdent(object)} (id, version, created_at, updated_at, v) VALUES (?, 1, 'now', 'now', ?)`,
@@ -31,7 +21,7 @@ describe('PostgreSQL codecs', () => {
       );
       await tx.run(`INSERT INTO ${pgTableIdent(object)} (id, version, created_at, updated_at, v) VALUES ('null', 1, 'now', 'now', NULL)`);
     });
-    const rows = await driver.all<{ id: string; v: unknown }>(`SELECT id, v FROM ${pgTableIdent(object)} ORDER BY "_ss_seq"`);
+    const rows = await pg.driver.all<{ id: string; v: unknown }>(`SELECT id, v FROM ${pgTableIdent(object)} ORDER BY "_ss_seq"`);
     expect(rows.map((r) => decodeColumn(r.v, spec))).toEqual([...values, null]);
     // Exactly as written, key order of JSON objects included (the API returns what it got).
     expect(JSON.stringify(rows.map((r) => decodeColumn(r.v, spec)))).toBe(JSON.stringify([...values, null]));

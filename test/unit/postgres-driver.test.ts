@@ -1,8 +1,8 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { classifyPostgresError, PostgresDriver } from '../../engine/store/postgres/driver.js';
 import { numberPlaceholders } from '../../engine/store/postgres/placeholders.js';
-import { createTestDatabase } from '../support/postgres-db.js';
+import { usePostgresDriver } from '../support/postgres-db.js';
 import { startPostgres } from '../support/postgres.js';
 
 describe('? → $n', () => {
@@ -15,53 +15,46 @@ describe('? → $n', () => {
 });
 
 describe('PostgresDriver', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let driver: PostgresDriver;
+  const t = usePostgresDriver('driver', 4);
   beforeAll(async () => {
-    db = await createTestDatabase('driver');
-    driver = new PostgresDriver({ url: db.url, max: 4 });
-    await driver.exec('CREATE TABLE counter (id int PRIMARY KEY, n bigint NOT NULL); INSERT INTO counter VALUES (1, 0)');
-    await driver.exec('CREATE TABLE u (k text PRIMARY KEY, v integer)');
-  });
-  afterAll(async () => {
-    await driver.close();
-    await db.drop();
+    await t.driver.exec('CREATE TABLE counter (id int PRIMARY KEY, n bigint NOT NULL); INSERT INTO counter VALUES (1, 0)');
+    await t.driver.exec('CREATE TABLE u (k text PRIMARY KEY, v integer)');
   });
 
   it('reads int8, numeric and booleans as numbers and json as text, like the SQLite driver', async () => {
-    const row = await driver.get<Record<string, unknown>>(
+    const row = await t.driver.get<Record<string, unknown>>(
       "SELECT count(*) AS c, sum(x)::numeric AS s, 9007199254740991::bigint AS big, true AS t, false AS f, '[1, {\"a\": 2}]'::jsonb AS j FROM (VALUES (1), (2)) v(x)",
     );
     expect(row).toEqual({ c: 2, s: 3, big: 9007199254740991, t: 1, f: 0, j: '[1, {"a": 2}]' });
   });
 
   it('commits a transaction whole, and a failure inside leaves nothing', async () => {
-    await driver.transaction(async (tx) => {
+    await t.driver.transaction(async (tx) => {
       await tx.run('INSERT INTO u VALUES (?, ?)', ['a', 1]);
       await tx.run('INSERT INTO u VALUES (?, ?)', ['b', 2]);
     });
     await expect(
-      driver.transaction(async (tx) => {
+      t.driver.transaction(async (tx) => {
         await tx.run('INSERT INTO u VALUES (?, ?)', ['c', 3]);
         await tx.run('INSERT INTO u VALUES (?, ?)', ['a', 9]);
       }),
-    ).rejects.toSatisfy((err) => driver.classify(err) === 'unique');
-    expect(await driver.all('SELECT k, v FROM u ORDER BY k')).toEqual([
+    ).rejects.toSatisfy((err) => t.driver.classify(err) === 'unique');
+    expect(await t.driver.all('SELECT k, v FROM u ORDER BY k')).toEqual([
       { k: 'a', v: 1 },
       { k: 'b', v: 2 },
     ]);
-    const broken = driver.transaction(async (tx) => {
+    const broken = t.driver.transaction(async (tx) => {
       await tx.run("UPDATE u SET v = 100 WHERE k = 'a'");
       throw new Error('the caller changed its mind');
     });
     await expect(broken).rejects.toThrow('changed its mind');
-    expect(await driver.get('SELECT v FROM u WHERE k = ?', ['a'])).toEqual({ v: 1 });
+    expect(await t.driver.get('SELECT v FROM u WHERE k = ?', ['a'])).toEqual({ v: 1 });
   });
 
   it('loses no increment when concurrent read-then-write transactions collide (retried on serialization failure)', async () => {
     let attempts = 0;
     const increment = (): Promise<void> =>
-      driver.transaction(async (tx) => {
+      t.driver.transaction(async (tx) => {
         attempts++;
         const row = await tx.get<{ n: number }>('SELECT n FROM counter WHERE id = 1');
         // Read, think, write: the window in which another transaction commits the same read.
@@ -69,14 +62,14 @@ describe('PostgresDriver', () => {
         await tx.run('UPDATE counter SET n = ? WHERE id = 1', [row!.n + 1]);
       });
     await Promise.all(Array.from({ length: 20 }, increment));
-    expect(await driver.get('SELECT n FROM counter WHERE id = 1')).toEqual({ n: 20 });
+    expect(await t.driver.get('SELECT n FROM counter WHERE id = 1')).toEqual({ n: 20 });
     // Collisions happened and were retried (4 connections, 20 writers).
     expect(attempts).toBeGreaterThan(20);
   });
 
   it('classifies a real serialization failure as busy when it is not retried', async () => {
-    const a = new pg.Client({ connectionString: db.url });
-    const b = new pg.Client({ connectionString: db.url });
+    const a = new pg.Client({ connectionString: t.db.url });
+    const b = new pg.Client({ connectionString: t.db.url });
     await a.connect();
     await b.connect();
     try {
@@ -87,7 +80,7 @@ describe('PostgresDriver', () => {
       await a.query('COMMIT');
       const err = await b.query('UPDATE counter SET n = n + 1 WHERE id = 1').catch((e: unknown) => e);
       expect((err as { code?: string }).code).toBe('40001');
-      expect(driver.classify(err)).toBe('busy');
+      expect(t.driver.classify(err)).toBe('busy');
     } finally {
       await b.query('ROLLBACK').catch(() => {});
       await a.end();
@@ -96,7 +89,7 @@ describe('PostgresDriver', () => {
   });
 
   it('inserts a batch as multi-row statements, and stops at a bad row with nothing written', async () => {
-    await driver.exec('CREATE TABLE batch (id integer PRIMARY KEY, label text)');
+    await t.driver.exec('CREATE TABLE batch (id integer PRIMARY KEY, label text)');
     const row: (string | number)[] = [0, ''];
     function* rows(n: number): Generator<(string | number)[]> {
       // One reused array, as the store's producers may do.
@@ -106,26 +99,26 @@ describe('PostgresDriver', () => {
         yield row;
       }
     }
-    const out = await driver.transaction((tx) => tx.runBatch('INSERT INTO batch (id, label) VALUES (?, ?)', rows(2500)));
+    const out = await t.driver.transaction((tx) => tx.runBatch('INSERT INTO batch (id, label) VALUES (?, ?)', rows(2500)));
     expect(out.changes).toBe(2500);
-    expect(await driver.get('SELECT count(*) AS n, count(DISTINCT label) AS d, max(id) AS m FROM batch')).toEqual({ n: 2500, d: 2500, m: 2500 });
-    const dup = driver.transaction((tx) => tx.runBatch('INSERT INTO batch (id, label) VALUES (?, ?)', [[5000, 'new'], [1, 'dup']]));
-    await expect(dup).rejects.toSatisfy((err) => driver.classify(err) === 'unique');
-    expect(await driver.get('SELECT count(*) AS n FROM batch')).toEqual({ n: 2500 });
+    expect(await t.driver.get('SELECT count(*) AS n, count(DISTINCT label) AS d, max(id) AS m FROM batch')).toEqual({ n: 2500, d: 2500, m: 2500 });
+    const dup = t.driver.transaction((tx) => tx.runBatch('INSERT INTO batch (id, label) VALUES (?, ?)', [[5000, 'new'], [1, 'dup']]));
+    await expect(dup).rejects.toSatisfy((err) => t.driver.classify(err) === 'unique');
+    expect(await t.driver.get('SELECT count(*) AS n FROM batch')).toEqual({ n: 2500 });
     // Not an INSERT … VALUES: one statement per row.
-    const upd = await driver.transaction((tx) => tx.runBatch("UPDATE batch SET label = ? || 'x' WHERE id = ?", [['a', 1], ['b', 2], ['c', 99999]]));
+    const upd = await t.driver.transaction((tx) => tx.runBatch("UPDATE batch SET label = ? || 'x' WHERE id = ?", [['a', 1], ['b', 2], ['c', 99999]]));
     expect(upd.changes).toBe(2);
   });
 
   it('a snapshot sees one committed state across its reads', async () => {
-    const seen = await driver.snapshot(async (ex) => {
+    const seen = await t.driver.snapshot(async (ex) => {
       const before = await ex.get<{ n: number }>('SELECT count(*) AS n FROM u');
-      await driver.run('INSERT INTO u VALUES (?, ?)', ['during', 0]);
+      await t.driver.run('INSERT INTO u VALUES (?, ?)', ['during', 0]);
       const after = await ex.get<{ n: number }>('SELECT count(*) AS n FROM u');
       return [before!.n, after!.n];
     });
     expect(seen[0]).toBe(seen[1]);
-    expect(await driver.get('SELECT count(*) AS n FROM u')).toEqual({ n: seen[0]! + 1 });
+    expect(await t.driver.get('SELECT count(*) AS n FROM u')).toEqual({ n: seen[0]! + 1 });
   });
 
   it('classifies a refused connection and a wrong password as unavailable', async () => {
