@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createServer, type CreateServerOptions } from '../../engine/server/app.js';
-import { openStore } from '../../engine/store/index.js';
+import { openPostgresStore, openStore } from '../../engine/store/index.js';
+import { createTestDatabase } from '../support/postgres-db.js';
 import type { Store } from '../../engine/store/types.js';
 
 /**
@@ -42,7 +43,15 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/**
+ * SQLite by default; with SCHEMASYNC_TEST_BACKEND=postgres a fresh database on the run's
+ * PostgreSQL test cluster (test/support/postgres-global.ts), so the same tests run on both.
+ */
 export async function openTempStore(dataDir: string): Promise<Store> {
+  if (process.env.SCHEMASYNC_TEST_BACKEND === 'postgres') {
+    const db = await createTestDatabase('api');
+    return openPostgresStore({ url: db.url, max: 4 });
+  }
   return openStore({ path: join(dataDir, 'schemasync.db') });
 }
 

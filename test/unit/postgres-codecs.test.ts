@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { AttributeSpec } from '../../engine/model/attribute.js';
-import { CODECS, decodeColumn, encodeColumn } from '../../engine/store/postgres/codecs.js';
+import type { Param } from '../../engine/store/port.js';
+import { CODECS } from '../../engine/store/postgres/codecs.js';
+import { decodeColumn as decodeWith } from '../../engine/store/sql/convert.js';
+import { tableIdent } from '../../engine/store/sql/idents.js';
 import { postgresDdl } from '../../engine/store/postgres/ddl.js';
-import { pgTableIdent } from '../../engine/store/postgres/idents.js';
 import { usePostgresDriver } from '../support/postgres-db.js';
 import { ALL_SPECS, corpusValues } from '../support/value-corpus.js';
+
+const decodeColumn = (v: unknown, spec: AttributeSpec): unknown => decodeWith(CODECS, v, spec);
+const encodeColumn = (v: unknown, spec: AttributeSpec): Param => (v === null ? null : CODECS[spec.type].encode(v, spec));
 
 /** Every type's values, stored in a real PostgreSQL column by the codecs and read back. */
 describe('PostgreSQL codecs', () => {
@@ -16,12 +21,12 @@ describe('PostgreSQL codecs', () => {
     await pg.driver.transaction(async (tx) => {
       await postgresDdl.createRecordTable(tx, object, [spec]);
       await tx.runBatch(
-        `INSERT INTO ${pgTableIdent(object)} (id, version, created_at, updated_at, v) VALUES (?, 1, 'now', 'now', ?)`,
+        `INSERT INTO ${tableIdent(object)} (id, version, created_at, updated_at, v) VALUES (?, 1, 'now', 'now', ?)`,
         values.map((v, i) => [`r${String(i).padStart(3, '0')}`, encodeColumn(v, spec)]),
       );
-      await tx.run(`INSERT INTO ${pgTableIdent(object)} (id, version, created_at, updated_at, v) VALUES ('null', 1, 'now', 'now', NULL)`);
+      await tx.run(`INSERT INTO ${tableIdent(object)} (id, version, created_at, updated_at, v) VALUES ('null', 1, 'now', 'now', NULL)`);
     });
-    const rows = await pg.driver.all<{ id: string; v: unknown }>(`SELECT id, v FROM ${pgTableIdent(object)} ORDER BY "_ss_seq"`);
+    const rows = await pg.driver.all<{ id: string; v: unknown }>(`SELECT id, v FROM ${tableIdent(object)} ORDER BY "_ss_seq"`);
     expect(rows.map((r) => decodeColumn(r.v, spec))).toEqual([...values, null]);
     // Exactly as written, key order of JSON objects included (the API returns what it got).
     expect(JSON.stringify(rows.map((r) => decodeColumn(r.v, spec)))).toBe(JSON.stringify([...values, null]));

@@ -4,7 +4,7 @@ import type { StoredObject } from '../../engine/model/stored.js';
 import { postgresDdl } from '../../engine/store/postgres/ddl.js';
 import { PostgresDriver } from '../../engine/store/postgres/driver.js';
 import { foldsAccents, postgresFulltext as fts } from '../../engine/store/postgres/fulltext.js';
-import { pgTableIdent } from '../../engine/store/postgres/idents.js';
+import { tableIdent } from '../../engine/store/sql/idents.js';
 import { setupDatabase } from '../../engine/store/postgres/setup.js';
 import { createTestDatabase } from '../support/postgres-db.js';
 
@@ -37,7 +37,7 @@ describe('PostgreSQL full-text search', () => {
   const insert = (o: string, id: string, cols: Record<string, string | number | null>): Promise<unknown> => {
     const names = Object.keys(cols);
     return d.run(
-      `INSERT INTO ${pgTableIdent(o)} (id, version, created_at, updated_at${names.map((n) => `, "${n}"`).join('')}) VALUES (?, 1, 'c', 'u'${names.map(() => ', ?').join('')})`,
+      `INSERT INTO ${tableIdent(o)} (id, version, created_at, updated_at${names.map((n) => `, "${n}"`).join('')}) VALUES (?, 1, 'c', 'u'${names.map(() => ', ?').join('')})`,
       [id, ...Object.values(cols)],
     );
   };
@@ -87,20 +87,20 @@ describe('PostgreSQL full-text search', () => {
   });
 
   it('keeps the index exact in the write transaction: update, delete, rollback', async () => {
-    await d.run(`UPDATE ${pgTableIdent('company')} SET name = 'Globex' WHERE id = 'c1'`);
+    await d.run(`UPDATE ${tableIdent('company')} SET name = 'Globex' WHERE id = 'c1'`);
     expect((await search('acme', ['company'])).map((h) => h.id)).toEqual([]);
     expect((await search('glob')).map((h) => h.id)).toEqual(['c1']);
     await expect(
       d.transaction(async (tx) => {
-        await tx.run(`DELETE FROM ${pgTableIdent('company')} WHERE id = 'c1'`);
+        await tx.run(`DELETE FROM ${tableIdent('company')} WHERE id = 'c1'`);
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
     expect((await search('glob')).map((h) => h.id)).toEqual(['c1']);
     // A change of a column that is not indexed leaves the entries alone.
-    await d.run(`UPDATE ${pgTableIdent('company')} SET size = 11 WHERE id = 'c1'`);
+    await d.run(`UPDATE ${tableIdent('company')} SET size = 11 WHERE id = 'c1'`);
     expect((await search('glob')).map((h) => h.id)).toEqual(['c1']);
-    await d.run(`DELETE FROM ${pgTableIdent('company')} WHERE id = 'c1'`);
+    await d.run(`DELETE FROM ${tableIdent('company')} WHERE id = 'c1'`);
     expect(await search('glob')).toEqual([]);
   });
 

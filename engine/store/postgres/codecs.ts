@@ -68,21 +68,3 @@ export const CODECS: Record<AttributeType, Codec> = {
 export function columnType(spec: Pick<AttributeSpec, 'type'>): string {
   return CODECS[spec.type].column;
 }
-
-/** Column value → API value; null stays null. */
-export function decodeColumn(column: unknown, spec: AttributeSpec): unknown {
-  return column === null || column === undefined ? null : CODECS[spec.type].decode(column, spec);
-}
-
-/** API value → column value; null stays null. */
-export function encodeColumn(value: unknown, spec: AttributeSpec): Param {
-  return value === null || value === undefined ? null : CODECS[spec.type].encode(value, spec);
-}
-
-/** A checked filter operand (engine/model/filter-operand.ts) as the column, or one list element, compares. */
-export function encodeOperand(value: unknown, element: boolean, spec: AttributeSpec): Param {
-  if (value === null) return null;
-  const codec = CODECS[spec.type];
-  if (element) return codec.element ? codec.element(value, spec) : (value as Param);
-  return codec.encode(value, spec);
-}

@@ -1,7 +1,7 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import type { StoredObject } from '../../model/stored.js';
 import type { Executor, FulltextPort } from '../port.js';
-import { pgTableIdent } from './idents.js';
+import { tableIdent } from '../sql/idents.js';
 import { runFulltext } from './fulltext-query.js';
 
 /**
@@ -157,7 +157,7 @@ async function ensureConfig(tx: Executor): Promise<boolean> {
 }
 
 async function dropTriggers(tx: Executor, object: string): Promise<void> {
-  const table = pgTableIdent(object);
+  const table = tableIdent(object);
   const exists = await tx.get<{ t: string | null }>('SELECT to_regclass(?) AS t', [table]);
   if (!exists?.t) return;
   await tx.exec(`DROP TRIGGER IF EXISTS _ss_search_ins ON ${table}; DROP TRIGGER IF EXISTS _ss_search_del ON ${table}; DROP TRIGGER IF EXISTS _ss_search_upd ON ${table}`);
@@ -168,7 +168,7 @@ async function objectTriggers(tx: Executor, o: StoredObject): Promise<void> {
   await dropTriggers(tx, o.name);
   const attrs = textAttributes(o);
   if (attrs.length === 0) return;
-  const table = pgTableIdent(o.name);
+  const table = tableIdent(o.name);
   const args = [lit(o.name), ...attrs.map((a) => lit(a.type === 'multiselect' ? `m:${a.name}` : a.name))].join(', ');
   // Inserts and deletes once per statement over its transition table: a bulk create of
   // 10,000 rows indexes them in one INSERT … SELECT per attribute, not 10,000 trigger calls
@@ -183,7 +183,7 @@ async function objectTriggers(tx: Executor, o: StoredObject): Promise<void> {
 
 /** Index the stored values of some text-like attributes of `o`. */
 async function fillAttributes(tx: Executor, o: StoredObject, attrs: readonly AttributeSpec[]): Promise<void> {
-  const table = pgTableIdent(o.name);
+  const table = tableIdent(o.name);
   for (const a of attrs) {
     const col = `r."${a.name}"`;
     const text = a.type === 'multiselect' ? `(SELECT string_agg(e, ', ') FROM jsonb_array_elements_text((${col})::jsonb) AS e)` : col;
