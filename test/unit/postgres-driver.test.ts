@@ -67,6 +67,35 @@ describe('PostgresDriver', () => {
     expect(attempts).toBeGreaterThan(20);
   });
 
+  it('runs a schema write again when DDL committed after its snapshot makes its DDL fail', async () => {
+    await t.driver.exec("CREATE TABLE ddl_t (a text); CREATE TABLE ddl_meta (col text); INSERT INTO ddl_meta VALUES ('a')");
+    let tries = 0;
+    let snapshotTaken!: () => void;
+    const taken = new Promise<void>((r) => (snapshotTaken = r));
+    let renamed!: () => void;
+    const done = new Promise<void>((r) => (renamed = r));
+    // B plans from its snapshot (the column is "a"), but A renames it and commits first.
+    const b = t.driver.transaction(async (tx) => {
+      tries++;
+      const col = (await tx.get<{ col: string }>('SELECT col FROM ddl_meta'))!.col;
+      if (tries === 1) {
+        snapshotTaken();
+        await done;
+      }
+      await tx.exec(`ALTER TABLE ddl_t RENAME COLUMN "${col}" TO "b_${col}"`);
+      await tx.run('UPDATE ddl_meta SET col = ?', [`b_${col}`]);
+    });
+    await taken;
+    await t.driver.transaction(async (tx) => {
+      await tx.exec('ALTER TABLE ddl_t RENAME COLUMN a TO x');
+      await tx.run("UPDATE ddl_meta SET col = 'x'");
+    });
+    renamed();
+    await b;
+    expect(tries).toBe(2);
+    expect(await t.driver.get('SELECT col FROM ddl_meta')).toEqual({ col: 'b_x' });
+  });
+
   it('classifies a real serialization failure as busy when it is not retried', async () => {
     const a = new pg.Client({ connectionString: t.db.url });
     const b = new pg.Client({ connectionString: t.db.url });

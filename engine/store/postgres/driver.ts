@@ -214,9 +214,23 @@ function backoff(attempt: number): number {
   return Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1));
 }
 
+/**
+ * DDL reads the current catalog, not the transaction's snapshot: a schema write that planned
+ * from a snapshot older than another one's committed DDL finds a column or table gone, or
+ * already there (a concurrent CREATE TABLE fails on the catalog's own unique index). That is
+ * the same conflict a serialization failure reports, so it is retried the same way, and the
+ * second push plans again on the first's result (two CI jobs pushing one reviewed plan: one
+ * applies, the other is refused 409, never 500). A real bug of that kind still surfaces after
+ * the last try.
+ */
+const DDL_RACES = new Set(['42703', '42P01', '42P07', '42701', '42710']);
+
 const isRetryable = (err: unknown): boolean => {
   const code = sqlState(err);
-  return code === '40001' || code === '40P01';
+  if (code === '40001' || code === '40P01') return true;
+  if (code !== undefined && DDL_RACES.has(code)) return true;
+  const constraint = (err as { constraint?: unknown }).constraint;
+  return code === '23505' && typeof constraint === 'string' && constraint.startsWith('pg_');
 };
 
 const sqlState = (err: unknown): string | undefined => {
