@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { BlobStore } from './blobs.js';
 import type { Backend } from './port.js';
+import { openPostgresBackend } from './postgres/backend.js';
 import { openCore } from './sql/open.js';
 import { SqlStore, type FilesOptions } from './sql/store.js';
 import { openSearchIndexNow, sqliteBackend } from './sqlite/backend.js';
@@ -64,6 +65,22 @@ export async function openBackendStore(
   const store = SqlStore.open(backend, { path: options.path, ...(files ? { files } : {}), open: (core) => openCore(core, options.notice) });
   await store.ready();
   return store;
+}
+
+/**
+ * The PostgreSQL store (issue 15, contract.md §8): the same Store over a pool on `url`. The
+ * first transaction sets an empty database up, or brings an older layout forward
+ * (engine/store/postgres/setup.ts); a database that cannot be reached or refuses the login
+ * fails here with the driver's error (classify: 'unavailable'). No files API yet (see above).
+ */
+export function openPostgresStore(options: { url: string; max?: number; notice?: (line: string) => void }): Promise<Store> {
+  const backend = openPostgresBackend({ url: options.url, ...(options.max === undefined ? {} : { max: options.max }) });
+  const shown = new URL(options.url);
+  if (shown.password) shown.password = '***';
+  return openBackendStore(backend, { path: shown.toString(), ...(options.notice ? { notice: options.notice } : {}) }).catch(async (err: unknown) => {
+    await backend.driver.close().catch(() => {});
+    throw err;
+  });
 }
 
 /**

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createServer, type CreateServerOptions } from '../../engine/server/app.js';
-import { openStore } from '../../engine/store/index.js';
+import { openPostgresStore, openStore } from '../../engine/store/index.js';
+import { createTestDatabase } from '../support/postgres-db.js';
 import type { Store } from '../../engine/store/types.js';
 
 /**
@@ -42,7 +43,23 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+const postgresByDataDir = new Map<string, string>();
+
+/**
+ * SQLite by default; with SCHEMASYNC_TEST_BACKEND=postgres a fresh database on the run's
+ * PostgreSQL test cluster (test/support/postgres-global.ts), so the same tests run on both.
+ */
 export async function openTempStore(dataDir: string): Promise<Store> {
+  if (process.env.SCHEMASYNC_TEST_BACKEND === 'postgres') {
+    // One database per data folder: a store opened again on the same folder (a restart)
+    // finds the data it left, as the SQLite file under the folder would.
+    let url = postgresByDataDir.get(dataDir);
+    if (url === undefined) {
+      url = (await createTestDatabase('api')).url;
+      postgresByDataDir.set(dataDir, url);
+    }
+    return openPostgresStore({ url, max: 4 });
+  }
   return openStore({ path: join(dataDir, 'schemasync.db') });
 }
 
