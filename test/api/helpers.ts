@@ -6,11 +6,16 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createServer, type CreateServerOptions } from '../../engine/server/app.js';
 import { openStore } from '../../engine/store/index.js';
+import { openStoreAt } from '../../engine/store/open.js';
 import type { Store } from '../../engine/store/types.js';
+import { testBackend } from '../support/backend.js';
+import { createTestDatabase } from '../support/postgres-db.js';
 
 /**
- * API test harness: a real server on 127.0.0.1 port 0 over a real SQLite file in a
- * temporary folder, an owner key, and a tiny fetch wrapper.
+ * API test harness: a real server on 127.0.0.1 port 0 over a real store — a SQLite file in
+ * a temporary folder, or a fresh database of the run's PostgreSQL cluster when the vitest
+ * project is `postgres` (vitest.config.ts; file bytes in the temporary folder either way) —,
+ * an owner key, and a tiny fetch wrapper.
  */
 export interface Reply {
   status: number;
@@ -43,7 +48,10 @@ export interface TestServer {
 }
 
 export async function openTempStore(dataDir: string): Promise<Store> {
-  return openStore({ path: join(dataDir, 'schemasync.db') });
+  if (testBackend() === 'sqlite') return openStore({ path: join(dataDir, 'schemasync.db') });
+  // A database of its own per store (the cluster is removed with everything on it at the end).
+  const { url } = await createTestDatabase('api');
+  return openStoreAt({ path: join(dataDir, 'schemasync.db'), filesDir: join(dataDir, 'files'), database: url });
 }
 
 export async function startTestServer(

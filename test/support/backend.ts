@@ -1,0 +1,15 @@
+import { inject } from 'vitest';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Which store the API suite runs on: each vitest project provides its own (vitest.config.ts). */
+    backend: 'sqlite' | 'postgres';
+  }
+}
+
+/** The backend of the running vitest project (SQLite when run outside one). */
+export function testBackend(): 'sqlite' | 'postgres' {
+  return inject('backend') ?? 'sqlite';
+}
+
+export const onPostgres = (): boolean => testBackend() === 'postgres';
