@@ -23,9 +23,12 @@ export type Param = string | number | bigint | null;
  * - `busy`: another connection holds the lock past the wait (SQLite SQLITE_BUSY, PostgreSQL
  *   serialization_failure / deadlock_detected: the write may be retried as a whole);
  * - `unwritable`: the database cannot be opened or written (permission, read-only);
+ * - `unavailable`: the database cannot be reached or refuses the login (a server stopped or
+ *   restarting, a wrong password): answered as a masked 503; the next call tries again
+ *   (PostgreSQL; SQLite opens a file and never says this);
  * - `other`: anything else (a bug, a corrupt database): reported as it is, masked in a 5xx.
  */
-export type DbErrorKind = 'unique' | 'busy' | 'unwritable' | 'other';
+export type DbErrorKind = 'unique' | 'busy' | 'unwritable' | 'unavailable' | 'other';
 
 /**
  * A handle valid inside one transaction (the `tx` of Driver.transaction / snapshot), or the
@@ -138,7 +141,7 @@ export interface Codec {
    * One element of a list column as the dialect's list tests compare it (filters on list
    * types compare one element, engine/model/filter-operand.ts). Absent: bound as it is.
    */
-  element?(value: unknown): Param;
+  element?(value: unknown, spec: AttributeSpec): Param;
 }
 
 /**

@@ -1,0 +1,249 @@
+import pg from 'pg';
+import type { DbErrorKind, Driver, Executor, Param } from '../port.js';
+import { postgresDialect } from './dialect.js';
+import { PlaceholderCache } from './placeholders.js';
+
+/** How often a transaction is run again after a serialization failure or a deadlock. */
+export const MAX_TRIES = 12;
+/** Backoff before the n-th retry: up to BASE·2^(n-1) ms (capped), jittered. */
+const BACKOFF_BASE_MS = 4;
+const BACKOFF_CAP_MS = 250;
+
+export interface PostgresDriverOptions {
+  /** `postgres://user:password@host:port/database` */
+  url: string;
+  /** Connections in the pool (per process). */
+  max?: number;
+  /** Called when an idle connection fails (the database went away); the pool replaces it. */
+  onIdleError?: (err: Error) => void;
+}
+
+/**
+ * Rows as the SQLite driver gives them, so the shared SQL reads one shape on both backends:
+ * int8 (bigint columns, count(*)) and numeric (sum, avg) as JS numbers rather than strings;
+ * booleans as 1/0 (record booleans decode `Number(v) !== 0`, keyset cursors hold numbers);
+ * json/jsonb as their text (codecs.ts parses it, as the SQLite codecs parse their JSON text).
+ * Per pool, never pg's global type table (another pool in the process may want its own).
+ */
+const TYPE_PARSERS: Record<number, (text: string) => unknown> = {
+  20: Number, // int8
+  1700: Number, // numeric
+  16: (t) => (t === 't' ? 1 : 0), // bool
+  114: (t) => t, // json
+  3802: (t) => t, // jsonb
+};
+const types = {
+  getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+    TYPE_PARSERS[oid] ?? (pg.types.getTypeParser as (oid: number, format?: string) => (t: string) => unknown)(oid, format),
+};
+
+/**
+ * The scale-out backend's driver over a node-postgres pool (issue 15, contract.md §8).
+ *
+ * Transactions run SERIALIZABLE: PostgreSQL then guarantees that the committed
+ * transactions have the effect of some serial order, which is what the store's invariants
+ * (engine/store/port.ts `transaction`) assume of SQLite's one writer at a time. Where two
+ * transactions would break that, one fails with serialization_failure (40001) or
+ * deadlock_detected (40P01), and the whole of `fn` runs again on a fresh snapshot after a
+ * jittered backoff, up to MAX_TRIES times; after that the failure is classified `busy`.
+ * So `fn` may run more than once: it must not have effects outside the database (the
+ * store's callers drop caches after commit, not inside).
+ *
+ * Availability: the pool's 'error' listener takes idle connections that die (the database
+ * restarted) so the process never crashes on them; a checked-out connection gets a listener
+ * for as long as it is out. The next query opens a new connection, so the store recovers
+ * by itself when the database comes back; until then calls fail with a kind of
+ * `unavailable`, which the server answers as a masked 503.
+ */
+export class PostgresDriver implements Driver {
+  readonly dialect = postgresDialect;
+  readonly pool: pg.Pool;
+  private readonly sqlText = new PlaceholderCache();
+  /** Lone statements: each on whichever pooled connection is free, autocommitted. */
+  private readonly direct: Executor;
+
+  constructor(options: PostgresDriverOptions) {
+    this.pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10, types, connectionTimeoutMillis: 10_000 });
+    const onIdle = options.onIdleError ?? (() => {});
+    this.pool.on('error', (err) => onIdle(err));
+    this.direct = this.over(this.pool);
+  }
+
+  private sql(text: string): string {
+    return this.sqlText.get(text);
+  }
+
+  private over(q: pg.Pool | pg.PoolClient): Executor {
+    const run = async (sql: string, params: readonly Param[] = []) => ({ changes: (await q.query(this.sql(sql), params as unknown[])).rowCount ?? 0 });
+    return {
+      all: async <R>(sql: string, params: readonly Param[] = []) => (await q.query(this.sql(sql), params as unknown[])).rows as R[],
+      get: async <R>(sql: string, params: readonly Param[] = []) => (await q.query(this.sql(sql), params as unknown[])).rows[0] as R | undefined,
+      run,
+      exec: async (sql: string) => void (await q.query(sql)),
+      runBatch: async (sql: string, rows: Iterable<readonly Param[]>) => {
+        const insert = multiRowInsert(sql);
+        let changes = 0;
+        if (insert === undefined) {
+          // Not a plain INSERT … VALUES: one statement per row (in order, stopping at the first failure).
+          for (const params of rows) changes += (await run(sql, params)).changes;
+          return { changes };
+        }
+        // One multi-row INSERT per chunk: one round trip per chunk instead of per row.
+        for (const chunk of chunks(rows, insert.perChunk)) changes += (await run(insert.statement(chunk.length), chunk.flat())).changes;
+        return { changes };
+      },
+    };
+  }
+
+  runBatch(sql: string, rows: Iterable<readonly Param[]>): Promise<{ changes: number }> {
+    return this.direct.runBatch(sql, rows);
+  }
+  all<R>(sql: string, params?: readonly Param[]): Promise<R[]> {
+    return this.direct.all<R>(sql, params);
+  }
+  get<R>(sql: string, params?: readonly Param[]): Promise<R | undefined> {
+    return this.direct.get<R>(sql, params);
+  }
+  run(sql: string, params?: readonly Param[]): Promise<{ changes: number }> {
+    return this.direct.run(sql, params);
+  }
+  exec(sql: string): Promise<void> {
+    return this.direct.exec(sql);
+  }
+
+  async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.once('BEGIN ISOLATION LEVEL SERIALIZABLE', fn);
+      } catch (err) {
+        if (attempt >= MAX_TRIES || !isRetryable(err)) throw err;
+        await sleep(backoff(attempt));
+      }
+    }
+  }
+
+  /**
+   * A READ ONLY REPEATABLE READ transaction: every read of `fn` sees the one snapshot taken at
+   * its first statement (a search page and its total agree). Read-only transactions never
+   * fail serialization at this level, so it is not retried.
+   */
+  snapshot<T>(fn: (ex: Executor) => Promise<T>): Promise<T> {
+    return this.once('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn);
+  }
+
+  /** One try: BEGIN … COMMIT on one pooled connection, ROLLBACK on failure. */
+  private async once<T>(begin: string, fn: (tx: Executor) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    // A connection that dies while checked out emits 'error'; unheard, it would crash the process.
+    let broken: Error | undefined;
+    const onError = (err: Error): void => void (broken = err);
+    client.on('error', onError);
+    try {
+      await client.query(begin);
+      try {
+        const out = await fn(this.over(client));
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        if (broken === undefined) {
+          try {
+            await client.query('ROLLBACK');
+          } catch (rollbackErr) {
+            broken = rollbackErr as Error;
+          }
+        }
+        throw err;
+      }
+    } catch (err) {
+      broken ??= classifyPostgresError(err) === 'unavailable' ? (err as Error) : undefined;
+      throw err;
+    } finally {
+      client.off('error', onError);
+      // A broken connection is destroyed, not returned to the pool.
+      client.release(broken);
+    }
+  }
+
+  classify(err: unknown): DbErrorKind {
+    return classifyPostgresError(err);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** Rows per multi-row INSERT: PostgreSQL binds at most 65,535 parameters per statement. */
+const MAX_PARAMS = 60_000;
+const MAX_ROWS = 1000;
+
+/**
+ * `INSERT INTO t (cols) VALUES (?, ?, …)` (the shared bulk-create statement) as a factory of
+ * the same INSERT with n value tuples; undefined for any other statement.
+ */
+function multiRowInsert(sql: string): { perChunk: number; statement(n: number): string } | undefined {
+  const m = /^\s*(INSERT\s+INTO\s+[^;]+?\s+VALUES)\s*(\([^()]*\))\s*$/is.exec(sql);
+  if (!m) return undefined;
+  const [, head, tuple] = m as unknown as [string, string, string];
+  const perTuple = tuple.split('?').length - 1;
+  if (perTuple === 0) return undefined;
+  const perChunk = Math.max(1, Math.min(MAX_ROWS, Math.floor(MAX_PARAMS / perTuple)));
+  return { perChunk, statement: (n) => `${head} ${Array.from({ length: n }, () => tuple).join(', ')}` };
+}
+
+/** The rows in arrays of at most `size`, each row copied (a producer may reuse its array). */
+function* chunks(rows: Iterable<readonly Param[]>, size: number): Generator<Param[][]> {
+  let chunk: Param[][] = [];
+  for (const r of rows) {
+    chunk.push([...r]);
+    if (chunk.length === size) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Full jitter (AWS "Exponential Backoff And Jitter"): contenders spread out instead of colliding again. */
+function backoff(attempt: number): number {
+  return Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1));
+}
+
+const isRetryable = (err: unknown): boolean => {
+  const code = sqlState(err);
+  return code === '40001' || code === '40P01';
+};
+
+const sqlState = (err: unknown): string | undefined => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+};
+
+/** Node's socket failures and pg's own (no SQLSTATE) that mean the server cannot be reached. */
+const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ENETUNREACH']);
+const PG_DOWN = /Connection terminated|terminating connection|Client has encountered a connection error|timeout exceeded when trying to connect|Connection ended|not queryable/i;
+
+/**
+ * SQLSTATEs (PostgreSQL "Appendix A. Error Codes") read here and nowhere else; the rest of
+ * the engine asks `classify` (engine/store/port.ts DbErrorKind).
+ */
+export function classifyPostgresError(err: unknown): DbErrorKind {
+  const code = sqlState(err);
+  if (code === '23505') return 'unique';
+  // serialization_failure, deadlock_detected (retried by `transaction` first), lock_not_available
+  if (code === '40001' || code === '40P01' || code === '55P03') return 'busy';
+  if (code !== undefined && NETWORK.has(code)) return 'unavailable';
+  if (code !== undefined && /^[0-9A-Z]{5}$/.test(code)) {
+    // connection_exception, invalid_authorization, invalid_catalog_name (no such database),
+    // admin/crash shutdown, cannot_connect_now, too_many_connections
+    if (/^(08|28)/.test(code) || ['3D000', '57P01', '57P02', '57P03', '53300'].includes(code)) return 'unavailable';
+    // insufficient_privilege, read_only_sql_transaction, disk_full
+    if (['42501', '25006', '53100'].includes(code)) return 'unwritable';
+    return 'other';
+  }
+  const message = (err as { message?: unknown } | null)?.message;
+  if (typeof message === 'string' && PG_DOWN.test(message)) return 'unavailable';
+  return 'other';
+}
