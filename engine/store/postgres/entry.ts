@@ -7,6 +7,9 @@ import type { Store } from '../types.js';
  * database can be reached and logged in to — so `--database` already fails the way it must
  * for a wrong URL, host or password — and then refuses to start.
  */
+/** Whether openPostgres opens a store yet (the test suite's PostgreSQL project runs only then). */
+export const POSTGRES_STORE_READY: boolean = false;
+
 export async function openPostgres(options: { url: string; filesDir: string }): Promise<Store> {
   const client = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: 10_000 });
   // A refused connection is also emitted as 'error'; the rejected connect() reports it.

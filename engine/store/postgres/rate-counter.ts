@@ -4,7 +4,7 @@ import type { RateCounter } from '../types.js';
 /**
  * The rate-limit buckets of every process on one PostgreSQL database (contract.md §3
  * "Rate limits", §8): one row per (bucket, client IP, minute), counted by one upsert per
- * request.
+ * request, on the `_ss_rate` table setup.ts creates.
  *
  * Concurrency: `INSERT … ON CONFLICT DO UPDATE` is atomic per row in PostgreSQL — of two
  * processes counting the same window at once, one inserts and the other's conflict waits
@@ -13,14 +13,6 @@ import type { RateCounter } from '../types.js';
  * never makes a record write retry; if the connection's default isolation is SERIALIZABLE
  * and the statement is refused as `busy`, it is simply run again.
  */
-export const RATE_TABLE_DDL = `CREATE TABLE IF NOT EXISTS _ss_rate (
-  bucket TEXT NOT NULL,
-  ip TEXT NOT NULL,
-  window_start BIGINT NOT NULL,
-  count INTEGER NOT NULL,
-  PRIMARY KEY (bucket, ip, window_start)
-)`;
-
 const TAKE = `INSERT INTO _ss_rate (bucket, ip, window_start, count) VALUES (?, ?, ?, 1)
 ON CONFLICT (bucket, ip, window_start) DO UPDATE SET count = _ss_rate.count + 1
 RETURNING count`;
@@ -34,7 +26,7 @@ export class PostgresRateCounter implements RateCounter {
   /** The window this process last swept up to: each process sweeps once per window. */
   private swept = 0;
 
-  constructor(private readonly driver: Driver) {}
+  constructor(private readonly driver: Pick<Driver, 'get' | 'run' | 'classify'>) {}
 
   async take(bucket: string, ip: string, windowStart: number): Promise<number> {
     if (windowStart > this.swept) {
