@@ -61,8 +61,9 @@ describe.skipIf(!onPostgres())('the database stopping under load', () => {
     expect(push.status).toBe(200);
 
     // Load: four writers, two per process, until told to stop.
-    let phase: 'up' | 'down' | 'back' = 'up';
-    const seen: Record<typeof phase, { status: number; body: any }[]> = { up: [], down: [], back: [] };
+    type Phase = 'up' | 'down' | 'back';
+    let phase = 'up' as Phase;
+    const seen: Record<Phase, { status: number; body: any }[]> = { up: [], down: [], back: [] };
     let running = true;
     const writers = Array.from({ length: 4 }, async (_, w) => {
       for (let n = 0; running; n++) {
