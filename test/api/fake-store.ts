@@ -29,6 +29,8 @@ export function asyncStore(impl: Partial<SyncStore>, missing: (prop: string) => 
       if (prop === 'files' && !(prop in target)) return undefined;
       // Nor a shared rate counter (the server counts in memory).
       if (prop === 'rateCounter' && !(prop in target)) return undefined;
+      // A store is no promise: `await openStore(…)` must give the store itself.
+      if (prop === 'then') return undefined;
       if (!(prop in target)) return missing(String(prop));
       const value: unknown = Reflect.get(target, prop, receiver);
       if (typeof value !== 'function') return value;
