@@ -1,8 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';
-import { startLocalServer, type CreatedKeyReason, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
+import { maskDatabaseUrl, parseDatabaseUrl, startLocalServer, type CreatedKeyReason, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
 import { parseCorsOrigins, type CorsOrigins } from '../engine/server/cors.js';
-import { maskDatabaseUrl, parseDatabaseUrl } from '../engine/store/open.js';
 import { CliError } from './errors.js';
 
 /**
