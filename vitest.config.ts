@@ -25,6 +25,7 @@ const SQLITE_ONLY_API = [
   'test/api/rate-limit.test.ts',
   'test/api/routes.test.ts',
   'test/api/shell.test.ts',
+  'test/api/unavailable.test.ts',
 ];
 
 /**

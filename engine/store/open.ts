@@ -1,5 +1,6 @@
 import { openStore } from './index.js';
 import { describeConnectFailure, parseDatabaseUrl, DatabaseUnavailableError } from './postgres/connect-error.js';
+import { classifyPostgresError } from './postgres/driver.js';
 import { openPostgres } from './postgres/entry.js';
 import type { Store } from './types.js';
 
@@ -30,4 +31,13 @@ export async function openStoreAt(location: StoreLocation): Promise<Store> {
   } catch (err) {
     throw describeConnectFailure(url, err) ?? err;
   }
+}
+
+/**
+ * Whether a failure means the database cannot be reached right now (down, restarting,
+ * refusing connections): the server answers a masked 503 rather than a 500. Asked of the
+ * backend's own classification, so the server reads no vendor error code.
+ */
+export function isUnavailableStoreError(err: unknown): boolean {
+  return classifyPostgresError(err) === 'unavailable';
 }
