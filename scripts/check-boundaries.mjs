@@ -25,24 +25,31 @@ for (const file of files('engine')) {
     problems.push(`${file}: routes must not contain SQL; call the store`);
   }
 }
-// SQL lives only in a backend folder (architecture.md "The backend port").
-const BACKENDS = /^engine\/store\/(sqlite|postgres)\//;
+// SQL lives only in the store: its backend-neutral core (engine/store/sql/, shared SQL over
+// the port) and the backend folders (architecture.md "The backend port"). SQLite's own
+// syntax and its driver stay in engine/store/sqlite/, so the core runs on any backend.
+const BACKENDS = /^engine\/store\/(sql|sqlite|postgres)\//;
+const SQLITE_ONLY = /\bPRAGMA\s|\)\s*STRICT\b|\bINSERT\s+OR\s|\bfts5\b|\bjson_each\(|\bjson_group_array\(|\bjson_extract\(|\bjson_set\(|\b_rowid_\b|\bsqlite_(schema|master)\b|\.pluck\(|['"]better-sqlite3['"]/;
 const SQL = /\b(SELECT\s.+\sFROM|INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM|CREATE\s+(UNIQUE\s+)?(TABLE|INDEX)|ALTER\s+TABLE|DROP\s+(TABLE|INDEX)|PRAGMA\s)/;
 const ROW_CAST = /as \{ \w+: number \}\)\.\w+/;
 const MAX_LINES = 400;
 // Files still over the line limit, each waiting for its split (issue 14); reported on
 // every run so the list cannot be forgotten, and refused once a file is back under.
-const OVERSIZED = new Map([
-  ['engine/store/sqlite/core.ts', 'split into catalog / records / sources modules'],
-  ['engine/store/sqlite/files.ts', 'split files from documents'],
-]);
+const OVERSIZED = new Map([['engine/store/sqlite/files.ts', 'split files from documents']]);
 const warnings = [];
 for (const file of files('engine')) {
   const rel = relative(root, join(root, file));
   const src = readFileSync(join(root, file), 'utf8');
   if (!BACKENDS.test(rel)) {
     src.split('\n').forEach((line, i) => {
-      if (SQL.test(line)) problems.push(`${rel}:${i + 1}: SQL outside engine/store/<backend>/: ${line.trim().slice(0, 80)}`);
+      if (SQL.test(line)) problems.push(`${rel}:${i + 1}: SQL outside engine/store/(sql|<backend>)/: ${line.trim().slice(0, 80)}`);
+    });
+  }
+  if (!rel.startsWith('engine/store/sqlite/')) {
+    src.split('\n').forEach((line, i) => {
+      // Comments may name SQLite's behaviour (why the port is shaped so); code may not use it.
+      const code = line.replace(/\/\/.*$|^\s*\*.*$|\/\*.*?\*\//g, '');
+      if (SQLITE_ONLY.test(code)) problems.push(`${rel}:${i + 1}: SQLite-only syntax outside engine/store/sqlite/: ${line.trim().slice(0, 80)}`);
     });
   }
   if (ROW_CAST.test(src)) problems.push(`${rel}: a row cast \`as { n: number }\`: decode the column (engine/store/sqlite/rows.ts)`);

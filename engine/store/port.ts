@@ -93,8 +93,8 @@ export interface Dialect {
   listContainsAny(column: string, params: readonly string[]): string;
   /**
    * The set of the elements of a JSON list of strings bound at `param`, usable as
-   * `x IN <set>` (SQLite `(SELECT value FROM json_each(?))`, PostgreSQL
-   * `(SELECT jsonb_array_elements_text(?::jsonb))`): one statement for any number of ids.
+   * `x IN <set>` (SQLite: a json_each subquery; PostgreSQL: jsonb_array_elements_text of
+   * the parameter cast to jsonb): one statement for any number of ids.
    */
   jsonListSet(param: string): string;
   /** True when the JSON list in `column` has an element in `set` (a jsonListSet). */
@@ -245,7 +245,7 @@ export interface Backend {
   /**
    * A token that changes whenever another connection may have changed the catalog (objects,
    * attributes) since this process last read it; the object cache is re-read when it moves.
-   * SQLite: PRAGMA data_version (moves on other connections' commits only). A backend may
+   * SQLite: its data_version pragma (moves on other connections' commits only). A backend may
    * answer from `_ss_meta` 'catalog_version', which the core bumps in every schema write.
    */
   catalogToken(ex: Executor): Promise<unknown>;

@@ -8,7 +8,7 @@ import type { AllowDestructive, Plan } from '../plan/types.js';
 import type { Readable } from 'node:stream';
 import type { DocumentOut, FileOut } from '../model/stored.js';
 import type { UploadInput } from './sqlite/files.js';
-import type { HistoryPage, PushAuthor } from './sqlite/history.js';
+import type { HistoryPage, PushAuthor } from './sql/history.js';
 
 export { BUILTIN_ROLES, type BuiltinRole } from '../model/roles.js';
 

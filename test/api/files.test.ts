@@ -9,7 +9,7 @@ import { ServiceError } from '../../engine/errors.js';
 import type { AttributeSpec } from '../../engine/model/attribute.js';
 import type { RecordOut, StoredObject } from '../../engine/model/stored.js';
 import { BlobStore } from '../../engine/store/blobs.js';
-import { FilesEngine } from '../../engine/store/sqlite/files.js';
+import { FilesEngine, type RecordPort } from '../../engine/store/sqlite/files.js';
 import type { Store } from '../../engine/store/types.js';
 import { fakeStore } from './fake-store.js';
 import { expectError, startTestServer, type TestServer } from './helpers.js';
@@ -32,34 +32,35 @@ let db: Database.Database;
 let blobs: BlobStore;
 let records: Map<string, RecordOut>;
 
-function dealPort(files: () => FilesEngine) {
+function dealPort(files: () => FilesEngine): RecordPort {
   const obj = { name: 'deal', attributes: attrs } as unknown as StoredObject;
-  return {
-    requireObject: (n: string) => {
+  const port: RecordPort = {
+    requireObject: async (n: string) => {
       if (n !== 'deal') throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `Object ${n} not found`);
       return obj;
     },
-    getRecord: (o: string, id: string) => {
+    getRecord: async (o: string, id: string) => {
       if (o !== 'deal') throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `Object ${o} not found`);
       const r = records.get(id);
       if (!r) throw new ServiceError('SCHEMA_RECORD_NOT_FOUND', `Record ${id} not found`);
       return structuredClone(r);
     },
-    updateRecord: (o: string, id: string, patch: Record<string, unknown>) =>
-      db.transaction(() => {
-        const r = records.get(id)!;
-        for (const [k, v] of Object.entries(patch)) {
-          const spec = attrs.find((a) => a.name === k)!;
-          if (spec.type === 'document') {
-            const errors = files().applyDocumentValue(o, id, spec, v);
-            if (errors.length) throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'Validation failed', { errors });
-          }
-          r.values[k] = v;
+    // Runs inside the FilesEngine's own transaction (the record side is bound to it).
+    updateRecord: async (o: string, id: string, patch: Record<string, unknown>) => {
+      const r = records.get(id)!;
+      for (const [k, v] of Object.entries(patch)) {
+        const spec = attrs.find((a) => a.name === k)!;
+        if (spec.type === 'document') {
+          const errors = await files().applyDocumentValue(port, o, id, spec, v);
+          if (errors.length) throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'Validation failed', { errors });
         }
-        r.version++;
-        return structuredClone(r);
-      })(),
+        r.values[k] = v;
+      }
+      r.version++;
+      return structuredClone(r);
+    },
   };
+  return port;
 }
 
 beforeAll(async () => {

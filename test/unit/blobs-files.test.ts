@@ -34,31 +34,46 @@ let records: Map<string, RecordOut>;
 
 function port(): RecordPort {
   const obj = { name: 'deal', attributes: attrs } as unknown as StoredObject;
-  return {
-    requireObject: (n) => {
+  const p: RecordPort = {
+    requireObject: async (n) => {
       if (n !== 'deal') throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `no ${n}`);
       return obj;
     },
-    getRecord: (_o, id) => {
+    getRecord: async (_o, id) => {
       const r = records.get(id);
       if (!r) throw new ServiceError('SCHEMA_RECORD_NOT_FOUND', `no ${id}`);
       return structuredClone(r);
     },
     updateRecord: (o, id, patch) =>
-      db.transaction(() => {
+      atomically(async () => {
         const r = records.get(id)!;
         for (const [k, v] of Object.entries(patch)) {
           const spec = attrs.find((a) => a.name === k)!;
           if (spec.type === 'document') {
-            const errors = files.applyDocumentValue(o, id, spec, v, [k], member);
+            const errors = await files.applyDocumentValue(p, o, id, spec, v, [k], member);
             if (errors.length) throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'bad', { errors });
           }
           r.values[k] = v;
         }
         r.version++;
         return structuredClone(r);
-      })(),
+      }),
   };
+  return p;
+}
+
+/** A record write is one transaction; inside the FilesEngine's own it is part of that one. */
+async function atomically<T>(fn: () => Promise<T>): Promise<T> {
+  if (db.inTransaction) return fn();
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const out = await fn();
+    db.exec('COMMIT');
+    return out;
+  } catch (err) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw err;
+  }
 }
 
 const rec = (id: string): RecordOut => ({ id, object: 'deal', version: 1, createdAt: '', updatedAt: '', values: {} });
@@ -201,7 +216,7 @@ describe('documents', () => {
     const a = await files.uploadDocument(t, { name: 'a.txt', mimeType: 'text/plain', stream: bytes('a') }, member);
     const b = await files.uploadDocument(t, { name: 'b.txt', mimeType: 'text/plain', stream: bytes('b') }, member);
     expect(files.renameDocument(a.id, 'New').title).toBe('New');
-    files.deleteDocument(a.id, member);
+    await files.deleteDocument(a.id, member);
     expect(records.get('r1')!.values['attachments']).toEqual([b.id]);
     expect(count('_ss_documents')).toBe(1);
     expect(count('_ss_files')).toBe(1);
@@ -216,16 +231,16 @@ describe('documents', () => {
     const a = await files.uploadDocument(t, { name: 'a.txt', mimeType: 'text/plain', stream: bytes('a') }, member);
     const p = port();
     // Naming another record's document moves it: it leaves r1's value.
-    p.updateRecord('deal', 'r2', { attachments: [a.id] }, '*', member);
+    await p.updateRecord('deal', 'r2', { attachments: [a.id] }, '*', member);
     expect(records.get('r1')!.values['attachments']).toEqual([]);
     expect(files.getDocument(a.id)).toMatchObject({ recordId: 'r2', attribute: 'attachments' });
     expect(await code(() => p.updateRecord('deal', 'r2', { contract: a.id }, '*', member))).toBe('SCHEMA_VALIDATION_FAILED');
     // Moving into an attribute whose accepts refuses it.
-    p.updateRecord('deal', 'r1', { attachments: [a.id] }, '*', member);
+    await p.updateRecord('deal', 'r1', { attachments: [a.id] }, '*', member);
     expect(await code(() => p.updateRecord('deal', 'r2', { contract: a.id }, '*', member))).toBe('DOCUMENT_MIME_NOT_ACCEPTED');
     expect(await code(() => p.updateRecord('deal', 'r2', { attachments: ['nope'] }, '*', member))).toBe('SCHEMA_VALIDATION_FAILED');
     expect(await code(() => p.updateRecord('deal', 'r1', { contract: ['x', 'y'] }, '*', member))).toBe('DOCUMENT_MULTIPLE_NOT_ALLOWED');
-    p.updateRecord('deal', 'r1', { attachments: [] }, '*', member);
+    await p.updateRecord('deal', 'r1', { attachments: [] }, '*', member);
     files.flushReleases();
     expect(count('_ss_documents') + count('_ss_files') + blobCount()).toBe(0);
 

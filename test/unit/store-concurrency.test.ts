@@ -55,7 +55,7 @@ function child(name: string, source: string, args: string[] = []) {
   const script = join(dir, `${name}.mjs`);
   writeFileSync(
     script,
-    `import { openStore, SqliteStore } from ${JSON.stringify(STORE_URL.href)};
+    `import { openStore } from ${JSON.stringify(STORE_URL.href)};
 const DB = ${JSON.stringify(path)};
 const COUNTER = ${JSON.stringify(counterId)};
 const actor = { keyId: ${JSON.stringify(name)}, role: 'owner', scopes: null };
@@ -158,18 +158,20 @@ describe('store: several processes writing to one file', () => {
     // moment (well under the 5 s busy_timeout) and commits; twice.
     const holder = child(
       'holder',
-      `  const store = new SqliteStore({ path: DB, filesDir: false });
+      `  const store = openStore({ path: DB, filesDir: false });
+  await store.listObjects();
   console.log('ready');
   for (let round = 1; round <= 2; round++) {
     await nextLine();
-    store.db.transaction(() => {
-      store.createRecord('item', { who: 'holder', i: round }, actor);
+    // One write transaction (BEGIN IMMEDIATE … COMMIT): the sleep blocks the thread inside it.
+    await store.transaction(async (tx) => {
+      await tx.createRecord('item', { who: 'holder', i: round }, actor);
       console.log('held ' + round);
       sleep(300);
-    }).immediate();
+    });
     console.log('released ' + round);
   }
-  store.close();`,
+  await store.close();`,
     );
     await holder.printed('ready');
 

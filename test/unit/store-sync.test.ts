@@ -5,21 +5,22 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../engine/errors.js';
 import type { Declaration } from '../../engine/model/declaration.js';
 import type { Plan } from '../../engine/plan/types.js';
-import { applyPlan } from '../../engine/store/sqlite/apply.js';
-import { SqliteStore } from '../../engine/store/index.js';
+import { openSqliteStore } from '../../engine/store/index.js';
+import type { SqlStore } from '../../engine/store/sql/store.js';
 import type { Actor } from '../../engine/store/types.js';
 
 /** The data probe, the plan applier and pushSource over a real database (issue 4). */
 let dir: string;
-let store: SqliteStore;
+let store: SqlStore;
+let db: ReturnType<typeof openSqliteStore>['db'];
 const actor: Actor = { keyId: 'k1', role: 'owner', scopes: null };
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'ss-sync-'));
-  store = new SqliteStore({ path: join(dir, 'schemasync.db') });
+  ({ store, db } = openSqliteStore({ path: join(dir, 'schemasync.db') }));
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -39,9 +40,9 @@ const decl = (extra: Record<string, unknown> = {}): Declaration => ({
   views: { open_deals: { object: 'deal', filter: { amount: { gt: 0 } } } },
 });
 
-function errorOf(fn: () => unknown): ServiceError {
+async function errorOf(fn: () => Promise<unknown>): Promise<ServiceError> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     if (err instanceof ServiceError) return err;
     throw err;
@@ -50,71 +51,71 @@ function errorOf(fn: () => unknown): ServiceError {
 }
 
 describe('store facts', () => {
-  it('counts and finds violations per rule with sample ids', () => {
-    store.pushSource('crm', decl(), {});
+  it('counts and finds violations per rule with sample ids', async () => {
+    await store.pushSource('crm', decl(), {});
     const facts = store.facts();
-    expect(facts.recordCount('deal')).toBe(0);
-    expect(facts.recordCount('ghost')).toBe(0);
-    const c = store.createRecord('company', { name: 'A' }, actor);
-    const rows = store.bulkCreate('deal', [{ title: 'abc', amount: 5, company: c.id }, { title: 'abc' }, { title: 'x', amount: 50 }], actor);
-    expect(facts.recordCount('deal')).toBe(3);
-    expect(facts.nonNullCount('deal', 'amount')).toBe(2);
+    expect((await facts.recordCount('deal'))).toBe(0);
+    expect((await facts.recordCount('ghost'))).toBe(0);
+    const c = (await store.createRecord('company', { name: 'A' }, actor));
+    const rows = (await store.bulkCreate('deal', [{ title: 'abc', amount: 5, company: c.id }, { title: 'abc' }, { title: 'x', amount: 50 }], actor));
+    expect((await facts.recordCount('deal'))).toBe(3);
+    expect((await facts.nonNullCount('deal', 'amount'))).toBe(2);
     // Bulk rows share created_at, so sample order follows ids: compare as sets.
     const sorted = (v: { rule: string; count: number; sampleIds: string[] }[]) => v.map((x) => ({ ...x, sampleIds: [...x.sampleIds].sort() }));
     const ids = (...i: number[]) => i.map((n) => rows[n]!.id).sort();
-    expect(sorted(facts.violations('deal', 'title', { name: 'title', type: 'text', maxLength: 2 }))).toEqual([{ rule: 'length', count: 2, sampleIds: ids(0, 1) }]);
-    expect(facts.violations('deal', 'amount', { name: 'amount', type: 'integer', required: true, max: 10 })).toEqual(
+    expect(sorted((await facts.violations('deal', 'title', { name: 'title', type: 'text', maxLength: 2 })))).toEqual([{ rule: 'length', count: 2, sampleIds: ids(0, 1) }]);
+    expect((await facts.violations('deal', 'amount', { name: 'amount', type: 'integer', required: true, max: 10 }))).toEqual(
       expect.arrayContaining([
         { rule: 'required', count: 1, sampleIds: [rows[1]!.id] },
         { rule: 'range', count: 1, sampleIds: [rows[2]!.id] },
       ]),
     );
-    expect(facts.violations('deal', 'title', { name: 'title', type: 'select', options: ['abc'] })).toEqual([
+    expect((await facts.violations('deal', 'title', { name: 'title', type: 'select', options: ['abc'] }))).toEqual([
       { rule: 'options', count: 1, sampleIds: [rows[2]!.id] },
     ]);
-    expect(facts.violations('deal', 'title', { name: 'title', type: 'integer' })[0]).toMatchObject({ rule: 'type', count: 3 });
-    expect(sorted(facts.violations('deal', 'title', { name: 'title', type: 'text', unique: true }))).toEqual([{ rule: 'unique', count: 2, sampleIds: ids(0, 1) }]);
+    expect((await facts.violations('deal', 'title', { name: 'title', type: 'integer' }))[0]).toMatchObject({ rule: 'type', count: 3 });
+    expect(sorted((await facts.violations('deal', 'title', { name: 'title', type: 'text', unique: true })))).toEqual([{ rule: 'unique', count: 2, sampleIds: ids(0, 1) }]);
   });
 
-  it('lists every rule a value breaks: unique next to length and pattern, required for what cannot convert', () => {
-    store.pushSource('crm', decl(), {});
+  it('lists every rule a value breaks: unique next to length and pattern, required for what cannot convert', async () => {
+    await store.pushSource('crm', decl(), {});
     const facts = store.facts();
-    const rows = store.bulkCreate('deal', [{ title: 'hello' }, { title: 'hello' }, { title: '12' }], actor);
+    const rows = (await store.bulkCreate('deal', [{ title: 'hello' }, { title: 'hello' }, { title: '12' }], actor));
     const byRule = (v: { rule: string; count: number; sampleIds: string[] }[]) => Object.fromEntries(v.map((x) => [x.rule, x.count]));
     // one value over maxLength and off the pattern is both (it used to be misread as 'type', i.e. a loss)
-    expect(byRule(facts.violations('deal', 'title', { name: 'title', type: 'text', unique: true, maxLength: 3, pattern: '^[0-9]+$' }))).toEqual({ length: 2, pattern: 2, unique: 2 });
+    expect(byRule((await facts.violations('deal', 'title', { name: 'title', type: 'text', unique: true, maxLength: 3, pattern: '^[0-9]+$' })))).toEqual({ length: 2, pattern: 2, unique: 2 });
     // "hello" cannot become an integer: it becomes null, which a required attribute refuses
-    expect(byRule(facts.violations('deal', 'title', { name: 'title', type: 'integer', required: true }))).toEqual({ type: 2, required: 2 });
-    expect(facts.violations('deal', 'title', { name: 'title', type: 'integer', required: true }).find((v) => v.rule === 'required')!.sampleIds.sort()).toEqual([rows[0]!.id, rows[1]!.id].sort());
-    expect(byRule(facts.violations('deal', 'title', { name: 'title', type: 'integer' }))).toEqual({ type: 2 });
+    expect(byRule((await facts.violations('deal', 'title', { name: 'title', type: 'integer', required: true })))).toEqual({ type: 2, required: 2 });
+    expect((await facts.violations('deal', 'title', { name: 'title', type: 'integer', required: true })).find((v) => v.rule === 'required')!.sampleIds.sort()).toEqual([rows[0]!.id, rows[1]!.id].sort());
+    expect(byRule((await facts.violations('deal', 'title', { name: 'title', type: 'integer' })))).toEqual({ type: 2 });
   });
 });
 
 describe('store pushSource', () => {
-  it('creates objects, relations and views owned by the source; re-push is a no-op', () => {
-    const r = store.pushSource('crm', decl(), {});
+  it('creates objects, relations and views owned by the source; re-push is a no-op', async () => {
+    const r = (await store.pushSource('crm', decl(), {}));
     expect(r).toMatchObject({ version: 1, applied: true });
-    expect(store.requireObject('deal').owner).toEqual({ kind: 'source', id: 'crm' });
-    expect(store.findView('open_deals')).toMatchObject({ object: 'deal', owner: { kind: 'source', id: 'crm' } });
-    expect(store.findSource('crm')).toMatchObject({ version: 1, declaration: decl() });
-    expect(store.findSource('crm')?.appliedAt).toBeTruthy();
-    const again = store.pushSource('crm', decl(), {});
+    expect((await store.requireObject('deal')).owner).toEqual({ kind: 'source', id: 'crm' });
+    expect((await store.findView('open_deals'))).toMatchObject({ object: 'deal', owner: { kind: 'source', id: 'crm' } });
+    expect((await store.findSource('crm'))).toMatchObject({ version: 1, declaration: decl() });
+    expect((await store.findSource('crm'))?.appliedAt).toBeTruthy();
+    const again = (await store.pushSource('crm', decl(), {}));
     expect(again).toMatchObject({ version: 1, applied: true });
     expect(again.plan.steps).toEqual([]);
   });
 
-  it('a dry run changes nothing', () => {
-    const r = store.pushSource('crm', decl(), { dryRun: true });
+  it('a dry run changes nothing', async () => {
+    const r = (await store.pushSource('crm', decl(), { dryRun: true }));
     expect(r.applied).toBe(false);
     expect(r.plan.steps.length).toBeGreaterThan(0);
-    expect(store.listObjects()).toEqual([]);
-    expect(store.findSource('crm')).toBeUndefined();
+    expect((await store.listObjects())).toEqual([]);
+    expect((await store.findSource('crm'))).toBeUndefined();
   });
 
-  it('renames keep data and relation indexes; a lossy change needs allowDestructive', () => {
-    store.pushSource('crm', decl(), {});
-    const c = store.createRecord('company', { name: 'A' }, actor);
-    const d = store.createRecord('deal', { title: 'hello', amount: 3, company: c.id }, actor);
+  it('renames keep data and relation indexes; a lossy change needs allowDestructive', async () => {
+    await store.pushSource('crm', decl(), {});
+    const c = (await store.createRecord('company', { name: 'A' }, actor));
+    const d = (await store.createRecord('deal', { title: 'hello', amount: 3, company: c.id }, actor));
     const renamed: Declaration = {
       objects: {
         company: decl().objects['company']!,
@@ -122,21 +123,21 @@ describe('store pushSource', () => {
       },
       views: { open_deals: { object: 'opportunity' } },
     };
-    expect(store.pushSource('crm', renamed, {}).version).toBe(2);
-    expect(store.getRecord('opportunity', d.id).values).toMatchObject({ heading: 'hello', company: c.id });
-    expect(store.search('opportunity', { filter: { company: c.id } }).records).toHaveLength(1);
+    expect((await store.pushSource('crm', renamed, {})).version).toBe(2);
+    expect((await store.getRecord('opportunity', d.id)).values).toMatchObject({ heading: 'hello', company: c.id });
+    expect((await store.search('opportunity', { filter: { company: c.id } })).records).toHaveLength(1);
     // Deleting the company clears the link through the renamed relation.
     const lossy = { ...renamed, objects: { ...renamed.objects, opportunity: { ...renamed.objects['opportunity']!, attributes: { ...renamed.objects['opportunity']!.attributes, heading: { type: 'integer' } } } } } as Declaration;
-    const refused = errorOf(() => store.pushSource('crm', lossy, {}));
+    const refused = await errorOf(() => store.pushSource('crm', lossy, {}));
     expect(refused.code).toBe('SCHEMA_DESTRUCTIVE_NOT_ALLOWED');
-    expect(store.getRecord('opportunity', d.id).values['heading']).toBe('hello');
-    expect(store.pushSource('crm', lossy, { allowDestructive: ['opportunity.heading'] }).version).toBe(3);
-    expect(store.getRecord('opportunity', d.id).values['heading']).toBeNull();
-    expect(errorOf(() => store.pushSource('crm', decl(), { ifMatch: 1, allowDestructive: true })).code).toBe('SCHEMA_CONFLICT');
+    expect((await store.getRecord('opportunity', d.id)).values['heading']).toBe('hello');
+    expect((await store.pushSource('crm', lossy, { allowDestructive: ['opportunity.heading'] })).version).toBe(3);
+    expect((await store.getRecord('opportunity', d.id)).values['heading']).toBeNull();
+    expect((await errorOf(() => store.pushSource('crm', decl(), { ifMatch: 1, allowDestructive: true }))).code).toBe('SCHEMA_CONFLICT');
   });
 
-  it('a plan that fails partway is rolled back whole', () => {
-    store.pushSource('crm', decl(), {});
+  it('a plan that fails partway is rolled back whole', async () => {
+    await store.pushSource('crm', decl(), {});
     const plan: Plan = {
       source: 'crm',
       baseVersion: 1,
@@ -149,40 +150,41 @@ describe('store pushSource', () => {
         { action: 'drop_attribute', target: 'deal.ghost', object: 'deal', attribute: 'ghost', destructive: false, label: 'destructive' },
       ],
     };
-    expect(() => store.schemaTransaction(() => applyPlan(store, plan, 'crm', decl()))).toThrow(/ghost/);
-    expect(store.findObject('note')).toBeUndefined();
-    expect(store.requireObject('deal').attributes.some((a) => a.name === 'stage')).toBe(false);
-    expect(store.findSource('crm')?.version).toBe(1);
+    await expect(store.applyPlan(plan, 'crm', decl())).rejects.toThrow(/ghost/);
+    expect((await store.findObject('note'))).toBeUndefined();
+    expect((await store.requireObject('deal')).attributes.some((a) => a.name === 'stage')).toBe(false);
+    expect((await store.findSource('crm'))?.version).toBe(1);
     // The schema cache was dropped with the rollback: the store still writes the old shape.
-    expect(store.createRecord('deal', { title: 'ok' }, actor).values['title']).toBe('ok');
+    expect((await store.createRecord('deal', { title: 'ok' }, actor)).values['title']).toBe('ok');
   });
 
-  it('a type change rebuilds the table keeping records, their order, links and every other index', () => {
+  it('a type change rebuilds the table keeping records, their order, links and every other index', async () => {
     const withCode = (amount: Record<string, unknown>): Declaration => {
       const d = decl({ code: { type: 'text', unique: true } });
       d.objects['deal']!.attributes['amount'] = amount as never;
       return d;
     };
-    store.pushSource('crm', withCode({ type: 'integer' }), {});
-    const c = store.createRecord('company', { name: 'A' }, actor);
-    const ids = [3, 1, 2].map((n) => store.createRecord('deal', { title: `t${n}`, amount: n, code: `c${n}`, company: c.id }, actor).id);
-    const indexes = () => (store.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'r_deal' ORDER BY name").pluck().all() as string[]);
+    await store.pushSource('crm', withCode({ type: 'integer' }), {});
+    const c = (await store.createRecord('company', { name: 'A' }, actor));
+    const ids: string[] = [];
+    for (const n of [3, 1, 2]) ids.push((await store.createRecord('deal', { title: `t${n}`, amount: n, code: `c${n}`, company: c.id }, actor)).id);
+    const indexes = () => (db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'r_deal' ORDER BY name").pluck().all() as string[]);
     const before = indexes();
     expect(before.length).toBeGreaterThanOrEqual(3); // primary key, unique code, relation company
 
-    const r = store.pushSource('crm', withCode({ type: 'number' }), {});
+    const r = (await store.pushSource('crm', withCode({ type: 'number' }), {}));
     expect(r.plan.steps).toMatchObject([{ action: 'change_attribute', target: 'deal.amount' }]);
     expect(indexes()).toEqual(before);
-    expect(ids.map((id) => store.getRecord('deal', id).values)).toEqual(
+    expect(await Promise.all(ids.map(async (id) => (await store.getRecord('deal', id)).values))).toEqual(
       [3, 1, 2].map((n) => expect.objectContaining({ title: `t${n}`, amount: n, code: `c${n}`, company: c.id })),
     );
-    expect(store.db.prepare('SELECT typeof(amount) FROM r_deal').pluck().all()).toEqual(['real', 'real', 'real']);
+    expect(db.prepare('SELECT typeof(amount) FROM r_deal').pluck().all()).toEqual(['real', 'real', 'real']);
     // Insertion order (rowid) survives: samples stay oldest first.
-    expect(store.facts().recordSample('deal')).toEqual(ids);
+    expect(await store.facts().recordSample('deal')).toEqual(ids);
     // The unique index still refuses, the relation index still finds.
-    expect(() => store.createRecord('deal', { code: 'c1' }, actor)).toThrow();
-    expect(store.search('deal', { filter: { company: c.id } }).records).toHaveLength(3);
-    expect(store.db.prepare('PRAGMA integrity_check').pluck().get()).toBe('ok');
+    await expect(store.createRecord('deal', { code: 'c1' }, actor)).rejects.toThrow();
+    expect((await store.search('deal', { filter: { company: c.id } })).records).toHaveLength(3);
+    expect(db.prepare('PRAGMA integrity_check').pluck().get()).toBe('ok');
 
     // A failure after the rebuild rolls it back: old table, old type, same records.
     const plan: Plan = {
@@ -193,24 +195,24 @@ describe('store pushSource', () => {
         { action: 'drop_attribute', target: 'deal.ghost', object: 'deal', attribute: 'ghost', destructive: false, label: 'destructive' },
       ],
     };
-    expect(() => store.schemaTransaction(() => applyPlan(store, plan, 'crm', withCode({ type: 'text' })))).toThrow(/ghost/);
-    expect(store.requireObject('deal').attributes.find((a) => a.name === 'amount')?.type).toBe('number');
-    expect(store.db.prepare('SELECT typeof(amount) FROM r_deal').pluck().all()).toEqual(['real', 'real', 'real']);
+    await expect(store.applyPlan(plan, 'crm', withCode({ type: 'text' }))).rejects.toThrow(/ghost/);
+    expect((await store.requireObject('deal')).attributes.find((a) => a.name === 'amount')?.type).toBe('number');
+    expect(db.prepare('SELECT typeof(amount) FROM r_deal').pluck().all()).toEqual(['real', 'real', 'real']);
     expect(indexes()).toEqual(before);
-    expect(store.facts().recordSample('deal')).toEqual(ids);
+    expect(await store.facts().recordSample('deal')).toEqual(ids);
   });
 
-  it('a handed-over declaration is kept as the source declaration only while the stored row is that push', () => {
+  it('a handed-over declaration is kept as the source declaration only while the stored row is that push', async () => {
     const first = decl();
-    store.pushSource('crm', first, { handOver: true });
-    expect(store.findSource('crm')?.declaration).toBe(first); // no re-read of the stored text
+    await store.pushSource('crm', first, { handOver: true });
+    expect((await store.findSource('crm'))?.declaration).toBe(first); // no re-read of the stored text
     // a refused push leaves the last applied declaration
     const bad = decl({ amount: { type: 'text', required: true } });
-    store.createRecord('deal', { title: 'x' }, actor);
-    expect(() => store.pushSource('crm', bad, { handOver: true })).toThrow();
-    expect(store.findSource('crm')?.declaration).toBe(first);
+    await store.createRecord('deal', { title: 'x' }, actor);
+    await expect(store.pushSource('crm', bad, { handOver: true })).rejects.toThrow();
+    expect((await store.findSource('crm'))?.declaration).toBe(first);
     // a write by anyone else (another process on the file) moves the row: the text is read again
-    store.db.prepare("UPDATE _ss_sources SET version = version + 1, declaration = '{\"objects\":{},\"views\":{}}' WHERE id = 'crm'").run();
-    expect(store.findSource('crm')?.declaration).toEqual({ objects: {}, views: {} });
+    db.prepare("UPDATE _ss_sources SET version = version + 1, declaration = '{\"objects\":{},\"views\":{}}' WHERE id = 'crm'").run();
+    expect((await store.findSource('crm'))?.declaration).toEqual({ objects: {}, views: {} });
   });
 });

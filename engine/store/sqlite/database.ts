@@ -3,9 +3,9 @@ import Database from 'better-sqlite3';
 export type Db = Database.Database;
 
 /**
- * The meta layer (issue 3 "Store"): every `_ss_` table the store owns. Record tables are
- * `"r_<object>"`, one STRICT table per object (engine/store/ddl.ts). Files and documents
- * add their own tables (engine/store/files.ts).
+ * The meta layer (issue 3 "Store"): every `_ss_` table the store owns, files and documents
+ * included, under one schema version. Record tables are `"r_<object>"`, one STRICT table
+ * per object (ddl.ts); the search index's tables are fulltext.ts's.
  */
 const META_SQL = `
 CREATE TABLE IF NOT EXISTS _ss_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -85,6 +85,40 @@ CREATE TABLE IF NOT EXISTS _ss_idempotency (
   PRIMARY KEY (scope, key)
 ) STRICT;
 CREATE INDEX IF NOT EXISTS _ss_idempotency_expiry ON _ss_idempotency(expires_at);
+CREATE TABLE IF NOT EXISTS _ss_source_history (
+  source_id TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  applied_at TEXT NOT NULL,
+  plan_hash TEXT NOT NULL,
+  key_id TEXT,
+  key_name TEXT,
+  creates INTEGER NOT NULL,
+  changes INTEGER NOT NULL,
+  drops INTEGER NOT NULL,
+  destructive TEXT NOT NULL,
+  PRIMARY KEY (source_id, version)
+) STRICT;
+CREATE TABLE IF NOT EXISTS _ss_files (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  mime_type TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  uploaded_by TEXT,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS _ss_files_sha256 ON _ss_files(sha256);
+CREATE TABLE IF NOT EXISTS _ss_documents (
+  id TEXT PRIMARY KEY,
+  title TEXT NOT NULL,
+  file_id TEXT NOT NULL REFERENCES _ss_files(id),
+  object TEXT NOT NULL,
+  record_id TEXT NOT NULL,
+  attribute TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS _ss_documents_slot ON _ss_documents(object, record_id, attribute);
+CREATE INDEX IF NOT EXISTS _ss_documents_file ON _ss_documents(file_id);
 `;
 
 /** Bumped with a migration step below when the meta layout changes. */
@@ -131,17 +165,3 @@ export function writeTransaction<T>(db: Db, fn: () => T): T {
   return db.transaction(fn).immediate();
 }
 
-export const now = (): string => new Date().toISOString();
-
-/**
- * A source's appliedAt for a write that keeps its version (a push with no steps whose
- * declaration still changed): strictly after the one stored. Every store validates its parsed
- * copy of a source by (version, appliedAt) (core.ts findSource), so two such writes within
- * one millisecond would otherwise leave another connection holding the older declaration as
- * current.
- */
-export function nowAfter(previous: string | null): string {
-  const t = Date.now();
-  const p = previous === null ? Number.NaN : Date.parse(previous);
-  return new Date(Number.isFinite(p) && p >= t ? p + 1 : t).toISOString();
-}

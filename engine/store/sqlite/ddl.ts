@@ -1,14 +1,16 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
+import { convertColumnValue } from '../sql/convert.js';
+import { indexIdent, tableIdent } from '../sql/idents.js';
 import { CODECS, type SqlValue } from './codecs.js';
-import { convertColumnValue } from './convert.js';
-import { indexIdent, tableIdent } from './catalog.js';
 import type { Db } from './database.js';
 
 /**
  * DDL for record tables (issue 3: "a real table per object with a column per attribute
  * (STRICT), identifiers only from validated names, indexes for unique attributes and for
  * relations"). Callers run these inside their transaction; SQLite DDL is transactional.
+ * backend.ts offers them as the port's SchemaDdl; they run on the one connection, which is
+ * the transaction's (engine/store/sqlite/driver.ts).
  */
 
 export function createRecordTable(db: Db, object: string, attributes: readonly AttributeSpec[]): void {
@@ -91,7 +93,7 @@ export function rebuildColumn(db: Db, object: string, attributeId: string, from:
   const col = sqlIdent(from.name);
   const rows = db.prepare(`SELECT _rowid_ AS r, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL`).all() as { r: number; v: SqlValue }[];
   const write = db.prepare(`UPDATE ${tmp} SET ${sqlIdent(to.name)} = ? WHERE _rowid_ = ?`);
-  for (const r of rows) write.run(convertColumnValue(r.v, from, to) ?? null, r.r);
+  for (const r of rows) write.run(convertColumnValue(CODECS, r.v, from, to) ?? null, r.r);
   db.exec(`DROP TABLE ${table}`);
   db.exec(`CREATE TABLE ${table} (${defs.join(', ')}) STRICT`);
   db.exec(`INSERT INTO ${table} (_rowid_, ${targets}) SELECT _rowid_, ${targets} FROM ${tmp}`);

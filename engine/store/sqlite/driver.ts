@@ -5,6 +5,8 @@ import { sqliteDialect } from './dialect.js';
 
 /** Prepared record statements kept (LRU); see stmt(). */
 export const STATEMENT_CACHE_SIZE = 200;
+/** Statements binding more values than this are not kept in the cache (see prepare). */
+const CACHED_PARAMS = 66;
 
 /**
  * The embedded backend's driver over one better-sqlite3 connection.
@@ -23,7 +25,6 @@ export class SqliteDriver implements Driver {
   readonly db: Db;
   private queue: Promise<unknown> = Promise.resolve();
   private statements = new Map<string, Statement>();
-  private metaStatements = new Map<string, Statement>();
 
   constructor(path: string) {
     this.db = openDatabase(path);
@@ -50,11 +51,21 @@ export class SqliteDriver implements Driver {
   private pending = 0;
 
   private enqueue<T>(fn: () => T | Promise<T>): Promise<T> {
+    // Nothing queued: start at once (no turn of the event loop on the hot paths); what comes
+    // next still waits for this, as `queue` follows it.
+    const run = this.pending === 0 ? this.start(fn) : this.queue.then(fn, fn);
     this.pending++;
-    const run = this.queue.then(fn, fn);
     const done = (): void => void this.pending--;
     this.queue = run.then(done, done);
     return run;
+  }
+
+  private start<T>(fn: () => T | Promise<T>): Promise<T> {
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
@@ -74,12 +85,16 @@ export class SqliteDriver implements Driver {
 
   /** The executor a transaction body gets: runs at once (the body holds the queue). */
   private readonly direct: Executor = {
-    all: async <R>(sql: string, params: readonly Param[] = []) => this.prepare(sql).all(...params) as R[],
-    get: async <R>(sql: string, params: readonly Param[] = []) => this.prepare(sql).get(...params) as R | undefined,
-    run: async (sql: string, params: readonly Param[] = []) => ({ changes: this.prepare(sql).run(...params).changes }),
-    exec: async (sql: string) => void this.db.exec(sql),
+    all: async <R>(sql: string, params: readonly Param[] = []) => this.prepare(sql, params.length).all(...params) as R[],
+    get: async <R>(sql: string, params: readonly Param[] = []) => this.prepare(sql, params.length).get(...params) as R | undefined,
+    run: async (sql: string, params: readonly Param[] = []) => ({ changes: this.prepare(sql, params.length).run(...params).changes }),
+    // DDL re-reads the schema: statements prepared before it are prepared again.
+    exec: async (sql: string) => {
+      this.db.exec(sql);
+      this.clearStatements();
+    },
     runBatch: async (sql: string, rows: Iterable<readonly Param[]>) => {
-      const stmt = this.prepare(sql);
+      const stmt = this.prepare(sql, 0);
       let changes = 0;
       // Spread, not the array: better-sqlite3 binds positional arguments ~10% faster.
       for (const params of rows) changes += stmt.run(...params).changes;
@@ -115,14 +130,17 @@ export class SqliteDriver implements Driver {
   async close(): Promise<void> {
     await this.enqueue(() => {
       this.statements.clear();
-      this.metaStatements.clear();
       if (this.db.open) this.db.close();
     });
   }
 
-  /** A statement for SQL whose text may be built from the schema (record tables): LRU-cached. */
-  private prepare(sql: string): Statement {
-    return this.stmt(sql);
+  /**
+   * A statement, LRU-cached by its text. A statement binding many values (a search filter
+   * with long `in` lists) is rarely sent twice in the same shape and is large: prepared
+   * for this call only, so the cache holds the common shapes.
+   */
+  private prepare(sql: string, params: number): Statement {
+    return this.stmt(sql, params > CACHED_PARAMS ? { cache: false } : {});
   }
 
   /**
@@ -144,16 +162,6 @@ export class SqliteDriver implements Driver {
     if (options.cache === false) return s;
     statements.set(sql, s);
     if (statements.size > STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
-    return s;
-  }
-
-  /** Statements on the `_ss_` tables, whose shape never changes at runtime: prepared once. */
-  meta(sql: string): Statement {
-    let s = this.metaStatements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.metaStatements.set(sql, s);
-    }
     return s;
   }
 

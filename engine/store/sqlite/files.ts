@@ -1,4 +1,4 @@
-import { intColumn } from './rows.js';
+import { intColumn } from '../sql/rows.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
@@ -8,6 +8,7 @@ import { cleanFileName, fileNameProblem, titleProblem } from '../../model/file-n
 import type { DocumentOut, FileOut, RecordOut, StoredObject } from '../../model/stored.js';
 import type { BlobStore } from '../blobs.js';
 import { writeTransaction } from './database.js';
+import type { DocumentSlot, RecordPort } from '../sql/context.js';
 import type { Actor } from '../types.js';
 
 /**
@@ -31,12 +32,13 @@ export type Db = BetterSqlite3.Database;
 
 export type { FileOut, DocumentOut } from '../../model/stored.js';
 
-/** The few record operations files need; the SQLite store implements them (engine/store). */
-export interface RecordPort {
-  requireObject(idOrName: string): StoredObject;
-  getRecord(object: string, id: string): RecordOut;
-  updateRecord(object: string, id: string, patch: Record<string, unknown>, ifMatch: number | '*', actor: Actor): RecordOut;
-}
+/**
+ * The few record operations files need (engine/store/sql/context.ts), always bound to the
+ * transaction the documents work runs in: the store hands its transaction-bound self.
+ */
+export type { RecordPort } from '../sql/context.js';
+/** Runs a write with the record side bound to it (the store's `transaction`). */
+export type RecordTransaction = <T>(fn: (records: RecordPort) => Promise<T>) => Promise<T>;
 
 export interface UploadInput {
   /** The name the client gave; kept as metadata only (never a path). */
@@ -186,13 +188,7 @@ function assertMayChange(file: FileOut, actor: Actor, verb: 'rename' | 'delete')
 }
 
 /** One document attribute of one record, with the value a record write gives it. */
-export interface DocumentSlot {
-  recordId: string;
-  spec: AttributeSpec;
-  value: unknown;
-  /** Where the value is in the request (`["records", 1, "values", "atts"]`), for errors. */
-  path: (string | number)[];
-}
+export type { DocumentSlot } from '../sql/context.js';
 
 /** `records[1].values.atts` for an error message naming another place of the same request. */
 function pathText(path: readonly (string | number)[]): string {
@@ -209,7 +205,7 @@ export function documentIds(value: unknown): string[] {
 export class FilesEngine {
   private readonly db: Db;
   private readonly blobs: BlobStore;
-  private readonly records: RecordPort;
+  private transaction: RecordTransaction;
   private readonly maxUploadBytes: number;
   /**
    * Digests written to disk whose row is not inserted yet. A failed upload of the same
@@ -222,14 +218,34 @@ export class FilesEngine {
   /** Runs an upload's database part in the connection's queue (engine/store/sqlite/driver.ts). */
   private readonly serial: <T>(fn: () => T) => Promise<T>;
 
-  constructor(db: Db, blobs: BlobStore, records: RecordPort, options: { maxUploadBytes?: number; serial?: <T>(fn: () => T) => Promise<T> } = {}) {
+  /**
+   * `records`: the record side for a FilesEngine used on its own (tests); a store attaches
+   * its own transaction instead (`attach`), so every record call runs in the write's transaction.
+   */
+  constructor(db: Db, blobs: BlobStore, records: RecordPort | undefined, options: { maxUploadBytes?: number; serial?: <T>(fn: () => T) => Promise<T> } = {}) {
     this.db = db;
     this.serial = options.serial ?? (async (fn) => fn());
     this.blobs = blobs;
-    this.records = records;
+    this.transaction = async (fn) => {
+      if (!records) throw new Error('FilesEngine: no record side attached');
+      // On its own: one BEGIN IMMEDIATE … COMMIT around the awaited work (no other user of the connection).
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const out = await fn(records);
+        db.exec('COMMIT');
+        return out;
+      } catch (err) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw err;
+      }
+    };
     this.maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
     db.exec(SCHEMA_SQL);
     this.collectGarbage();
+  }
+
+  attach(transaction: RecordTransaction): void {
+    this.transaction = transaction;
   }
 
   /**
@@ -342,15 +358,15 @@ export class FilesEngine {
   }
 
   /** DELETE /documents/:id: the id leaves its record's value in the same transaction. */
-  deleteDocument(id: string, actor: Actor): { id: string } {
-    writeTransaction(this.db, () => {
+  async deleteDocument(id: string, actor: Actor): Promise<{ id: string }> {
+    await this.transaction(async (records) => {
       const doc = this.getDocument(id);
-      const record = this.tryGetRecord(doc.object, doc.recordId);
+      const record = await tryGetRecord(records, doc.object, doc.recordId);
       if (record) {
-        const spec = this.documentAttribute(doc.object, doc.attribute);
+        const spec = await documentAttribute(records, doc.object, doc.attribute);
         const remaining = documentIds(record.values[doc.attribute]).filter((d) => d !== id);
         // updateRecord runs the store's document hook, which deletes the detached row.
-        this.records.updateRecord(doc.object, doc.recordId, { [doc.attribute]: spec.multiple ? remaining : (remaining[0] ?? null) }, '*', actor);
+        await records.updateRecord(doc.object, doc.recordId, { [doc.attribute]: spec.multiple ? remaining : (remaining[0] ?? null) }, '*', actor);
       }
       // Whether or not the hook ran (the record may be gone), no row remains.
       this.deleteDocumentRows([id]);
@@ -371,7 +387,8 @@ export class FilesEngine {
     actor: Actor,
   ): Promise<DocumentOut> {
     checkTitle(input.title);
-    const spec = this.checkSlot(target, input.mimeType);
+    // A first check before a byte is read; the transaction below checks again.
+    const spec = await this.transaction((records) => checkSlot(records, target, input.mimeType));
     const max = spec.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
     const written = await this.writeBytes(input.stream, {
       maxBytes: max,
@@ -381,9 +398,9 @@ export class FilesEngine {
     return this.afterBytes(written.sha256, async () => {
       const late = await input.untilBodyEnds?.();
       checkTitle(late?.title);
-      const doc = await this.serial(() => writeTransaction(this.db, () => {
+      const doc = await this.transaction(async (records) => {
         // Re-checked inside the transaction: another upload may have filled the slot meanwhile.
-        this.checkSlot(target, input.mimeType);
+        await checkSlot(records, target, input.mimeType);
         const file = this.insertFile(written, input, actor);
         const id = randomUUID();
         // A title sent after the file part wins over one sent before it, as it would in a form.
@@ -391,10 +408,10 @@ export class FilesEngine {
         this.db
           .prepare('INSERT INTO _ss_documents (id, title, file_id, object, record_id, attribute, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
           .run(id, title, file.id, target.object, target.recordId, target.attribute, new Date().toISOString());
-        const current = documentIds(this.records.getRecord(target.object, target.recordId).values[target.attribute]);
-        this.records.updateRecord(target.object, target.recordId, { [target.attribute]: spec.multiple ? [...current, id] : id }, '*', actor);
+        const current = documentIds((await records.getRecord(target.object, target.recordId)).values[target.attribute]);
+        await records.updateRecord(target.object, target.recordId, { [target.attribute]: spec.multiple ? [...current, id] : id }, '*', actor);
         return this.getDocument(id);
-      }));
+      });
       return doc;
     });
   }
@@ -403,14 +420,15 @@ export class FilesEngine {
 
   /** One slot's value in a record write; `applyDocumentValues` takes every slot of one write. */
   applyDocumentValue(
+    records: RecordPort,
     object: string,
     recordId: string,
     spec: AttributeSpec,
     value: unknown,
     path: (string | number)[] = [spec.name],
     actor?: Actor,
-  ): FieldError[] {
-    return this.applyDocumentValues(object, [{ recordId, spec, value, path }], actor);
+  ): Promise<FieldError[]> {
+    return this.applyDocumentValues(records, object, [{ recordId, spec, value, path }], actor);
   }
 
   /**
@@ -434,7 +452,7 @@ export class FilesEngine {
    * come back as per-field errors so the store reports every bad attribute at once;
    * DOCUMENT_* refusals throw with their own codes.
    */
-  applyDocumentValues(object: string, slots: readonly DocumentSlot[], actor?: Actor): FieldError[] {
+  async applyDocumentValues(records: RecordPort, object: string, slots: readonly DocumentSlot[], actor?: Actor): Promise<FieldError[]> {
     const errors: FieldError[] = [];
     const moves: { row: DocumentRow; recordId: string; attribute: string }[] = [];
     const namedAt = new Map<string, (string | number)[]>();
@@ -479,14 +497,14 @@ export class FilesEngine {
       // Rebind first, so the old record's own hook run (below) no longer counts it as its
       // document and so does not delete it.
       bind.run(object, recordId, attribute, row.id);
-      const old = this.tryGetRecord(row.object, row.record_id);
+      const old = await tryGetRecord(records, row.object, row.record_id);
       const held = old ? documentIds(old.values[row.attribute]) : [];
       if (old && held.includes(row.id)) {
-        const oldSpec = this.documentAttribute(row.object, row.attribute);
+        const oldSpec = await documentAttribute(records, row.object, row.attribute);
         const rest = held.filter((d) => d !== row.id);
         // Part of the caller's write; the store keeps no author for updates, so without an
         // actor the move is attributed to the system.
-        this.records.updateRecord(row.object, row.record_id, { [row.attribute]: oldSpec.multiple ? rest : (rest[0] ?? null) }, '*', actor ?? SYSTEM_ACTOR);
+        await records.updateRecord(row.object, row.record_id, { [row.attribute]: oldSpec.multiple ? rest : (rest[0] ?? null) }, '*', actor ?? SYSTEM_ACTOR);
       }
     }
     const inSlot = this.db.prepare('SELECT id FROM _ss_documents WHERE object = ? AND record_id = ? AND attribute = ?');
@@ -514,6 +532,11 @@ export class FilesEngine {
         : this.db.prepare('SELECT id FROM _ss_documents WHERE object = ? AND attribute = ?').all(object, attribute)
     ) as { id: string }[];
     this.deleteDocumentRows(rows.map((r) => r.id));
+  }
+
+  /** An object renamed (sync `renamedFrom`): its documents' slots follow. */
+  renameSchemaObject(from: string, to: string): void {
+    this.db.prepare('UPDATE _ss_documents SET object = ? WHERE object = ?').run(to, from);
   }
 
   /** A document attribute renamed (sync `renamedFrom` or the schema route): its slots follow. */
@@ -577,40 +600,40 @@ export class FilesEngine {
       }
     }
   }
+}
 
-  private documentAttribute(object: string, attribute: string): AttributeSpec {
-    const obj = this.records.requireObject(object);
-    const spec = obj.attributes.find((a) => a.name === attribute);
-    if (!spec) throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `Object ${object} has no attribute ${attribute}`);
-    if (spec.type !== 'document') {
-      throw new ServiceError('SCHEMA_VALIDATION_FAILED', `${object}.${attribute} is a ${spec.type} attribute, not a document attribute`, {
-        errors: [{ path: [attribute], message: `${attribute} is not a document attribute` }],
-      });
-    }
-    return spec;
+async function documentAttribute(records: RecordPort, object: string, attribute: string): Promise<AttributeSpec> {
+  const obj = await records.requireObject(object);
+  const spec = obj.attributes.find((a) => a.name === attribute);
+  if (!spec) throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `Object ${object} has no attribute ${attribute}`);
+  if (spec.type !== 'document') {
+    throw new ServiceError('SCHEMA_VALIDATION_FAILED', `${object}.${attribute} is a ${spec.type} attribute, not a document attribute`, {
+      errors: [{ path: [attribute], message: `${attribute} is not a document attribute` }],
+    });
   }
+  return spec;
+}
 
-  private checkSlot(target: { object: string; recordId: string; attribute: string }, mimeType: string | undefined): AttributeSpec {
-    const spec = this.documentAttribute(target.object, target.attribute);
-    const record = this.records.getRecord(target.object, target.recordId);
-    if (!spec.multiple && documentIds(record.values[target.attribute]).length > 0) {
-      throw new ServiceError('DOCUMENT_MULTIPLE_NOT_ALLOWED', `${target.object}.${target.attribute} takes a single file and already holds one`, {
-        fix: 'delete the current document first (DELETE /documents/:id) or declare the attribute with multiple: true',
-      });
-    }
-    const mime = normalizeMime(mimeType);
-    if (!mimeAccepted(mime, spec.accepts)) {
-      throw new ServiceError('DOCUMENT_MIME_NOT_ACCEPTED', `${target.object}.${target.attribute} does not accept ${mime} (accepts ${spec.accepts?.join(', ')})`);
-    }
-    return spec;
+async function checkSlot(records: RecordPort, target: { object: string; recordId: string; attribute: string }, mimeType: string | undefined): Promise<AttributeSpec> {
+  const spec = await documentAttribute(records, target.object, target.attribute);
+  const record = await records.getRecord(target.object, target.recordId);
+  if (!spec.multiple && documentIds(record.values[target.attribute]).length > 0) {
+    throw new ServiceError('DOCUMENT_MULTIPLE_NOT_ALLOWED', `${target.object}.${target.attribute} takes a single file and already holds one`, {
+      fix: 'delete the current document first (DELETE /documents/:id) or declare the attribute with multiple: true',
+    });
   }
+  const mime = normalizeMime(mimeType);
+  if (!mimeAccepted(mime, spec.accepts)) {
+    throw new ServiceError('DOCUMENT_MIME_NOT_ACCEPTED', `${target.object}.${target.attribute} does not accept ${mime} (accepts ${spec.accepts?.join(', ')})`);
+  }
+  return spec;
+}
 
-  private tryGetRecord(object: string, id: string): RecordOut | undefined {
-    try {
-      return this.records.getRecord(object, id);
-    } catch (err) {
-      if (err instanceof ServiceError && (err.code === 'SCHEMA_RECORD_NOT_FOUND' || err.code === 'SCHEMA_OBJECT_NOT_FOUND')) return undefined;
-      throw err;
-    }
+async function tryGetRecord(records: RecordPort, object: string, id: string): Promise<RecordOut | undefined> {
+  try {
+    return await records.getRecord(object, id);
+  } catch (err) {
+    if (err instanceof ServiceError && (err.code === 'SCHEMA_RECORD_NOT_FOUND' || err.code === 'SCHEMA_OBJECT_NOT_FOUND')) return undefined;
+    throw err;
   }
 }

@@ -1,3 +1,4 @@
+import type { FulltextInput } from '../port.js';
 import type { Db } from './database.js';
 import type { GlobalSearchHit } from '../types.js';
 
@@ -45,12 +46,6 @@ export function unmark(marked: string): { snippet: string; highlights: [number, 
   return { snippet: out, highlights };
 }
 
-export interface FulltextInput {
-  query: string;
-  /** The objects to search: already cut to those the key may read (null: every object). */
-  objects: readonly string[] | null;
-  limit: number;
-}
 
 /**
  * Best first: FTS5's bm25 over each (record, attribute) row, the best row per record kept.

@@ -1,7 +1,7 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
 import type { StoredObject } from '../../model/stored.js';
-import { tableIdent } from './catalog.js';
+import { tableIdent } from '../sql/idents.js';
 import type { Db } from './database.js';
 
 /**

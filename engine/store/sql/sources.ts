@@ -2,25 +2,41 @@ import { ServiceError } from '../../errors.js';
 import type { Declaration } from '../../model/declaration.js';
 import { sameJson } from '../../model/same-json.js';
 import { planPush, refusal } from '../../plan/index.js';
-import { nowAfter } from './database.js';
-import { keysWithRole, listRoles } from './roles.js';
-import type { SqliteStore } from './core.js';
+import type { StoredRole } from '../../model/stored.js';
 import type { Plan } from '../../plan/types.js';
+import type { Executor } from '../port.js';
 import type { PushOptions, PushResult } from '../types.js';
+import { applyPlan } from './apply.js';
+import { loadViews } from './catalog-rows.js';
+import type { Core } from './context.js';
+import { recordHistory } from './history.js';
+import { probeFor } from './probe.js';
+import { keysWithRole, listRoles } from './roles.js';
+import { nowAfter } from './time.js';
+
+/** How the store runs a push's parts: a read (dry run) or one write transaction. */
+export interface PushRunner {
+  read<T>(fn: (core: Core, ex: Executor) => Promise<T>): Promise<T>;
+  write<T>(fn: (core: Core, tx: Executor) => Promise<T>): Promise<T>;
+}
 
 /**
  * PUT /schema/sources/:id (contract.md §3): plan with the pure planner, refuse by the
  * contract's order, else apply every step in one transaction (engine/store/apply.ts).
  * A push with no steps against an existing source changes nothing, version included.
  */
-export function pushSource(store: SqliteStore, id: string, declaration: Declaration, options: PushOptions): PushResult {
+export async function pushSource(run: PushRunner, id: string, declaration: Declaration, options: PushOptions): Promise<PushResult> {
   // A dry run takes no write lock. A push plans, checks if-match and applies inside one write
   // transaction, so another process on the same data folder cannot change the schema or the
   // source between the plan (and the version it was checked against) and its application.
-  if (options.dryRun) return planAndApply(store, id, declaration, options).result!;
+  // Invariant (source versions): the version read for if-match and the version written are
+  // in that one transaction; on a backend with concurrent writers SERIALIZABLE makes two
+  // pushes of one source conflict (the second is retried and plans against the first's
+  // result), as the (source_id, version) key of the history makes a double write fail.
+  if (options.dryRun) return (await run.read((core, ex) => planAndApply(core, ex, id, declaration, options))).result!;
   let outcome: Outcome;
   try {
-    outcome = store.schemaTransaction(() => planAndApply(store, id, declaration, options));
+    outcome = await run.write((core, tx) => planAndApply(core, tx, id, declaration, options));
   } catch (err) {
     if (err instanceof ServiceError && err.code === 'SCHEMA_SYNC_FAILED') throw err;
     const cause = err instanceof Error ? err.message : String(err);
@@ -38,10 +54,14 @@ interface Outcome {
   refused?: ServiceError;
 }
 
-function planAndApply(store: SqliteStore, id: string, declaration: Declaration, options: PushOptions): Outcome {
-  const source = store.findSource(id);
-  const roles = listRoles(store.db).map((r) => ({ ...r, keys: keysWithRole(store.db, r.name) }));
-  const plan = planPush({ sourceId: id, declaration, objects: store.listObjects(), views: store.listViews(), roles, source, facts: store.facts() });
+async function planAndApply(core: Core, ex: Executor, id: string, declaration: Declaration, options: PushOptions): Promise<Outcome> {
+  const source = await core.sources.find(ex, id);
+  const roles: (StoredRole & { keys: { id: string; name: string }[] })[] = [];
+  for (const r of await listRoles(ex)) roles.push({ ...r, keys: await keysWithRole(ex, r.name) });
+  const objects = await core.catalog.list(ex);
+  const views = await loadViews(ex);
+  // The planner is pure and synchronous; the data it asks about is read in between (probe.ts).
+  const plan = await probeFor(core, ex, (facts) => planPush({ sourceId: id, declaration, objects, views, roles, source, facts }));
   const currentVersion = source?.version ?? 0;
   if (options.dryRun) return { result: { version: currentVersion, applied: false, plan } };
   const refused = refusal(plan, {
@@ -59,16 +79,16 @@ function planAndApply(store: SqliteStore, id: string, declaration: Declaration, 
     // attribute): GET /schema/sources/:id must return what was last pushed (contract §3).
     // The version stays: the schema did not move, so a saved plan's if-match still holds.
     if (!sameJson(source.declaration, declaration) && JSON.stringify(source.declaration) !== JSON.stringify(declaration)) {
-      store.db.prepare('UPDATE _ss_sources SET declaration = ?, applied_at = ? WHERE id = ?').run(JSON.stringify(declaration), nowAfter(source.appliedAt), id);
-      if (options.handOver) store.rememberSource(id, declaration);
+      await ex.run('UPDATE _ss_sources SET declaration = ?, applied_at = ? WHERE id = ?', [JSON.stringify(declaration), nowAfter(source.appliedAt), id]);
+      if (options.handOver) await core.sources.remember(ex, id, declaration);
     }
     return { result: { version: currentVersion, applied: true, plan } };
   }
-  const version = store.applyPlanNow(plan, id, declaration);
-  store.history.record(id, plan, options.by);
+  const version = await applyPlan(core, ex, plan, id, declaration);
+  await recordHistory(ex, id, plan, options.by);
   // Inside the transaction: the cache entry carries this push's (version, appliedAt), so
   // findSource uses it only while the row still holds them (a rollback does not).
-  if (options.handOver) store.rememberSource(id, declaration);
+  if (options.handOver) await core.sources.remember(ex, id, declaration);
   return { result: { version, applied: true, plan } };
 }
 

@@ -3,9 +3,10 @@ import { ServiceError, type FieldError } from '../../errors.js';
 import { isValidName, malformedName, quoteName } from '../../model/names.js';
 import { isBuiltinRole, renameRoleObject, type RoleDecl } from '../../model/roles.js';
 import type { Owner, StoredRole } from '../../model/stored.js';
-import { ownerOf } from './catalog.js';
-import { now, type Db } from './database.js';
+import type { Executor } from '../port.js';
+import { ownerOf } from './catalog-rows.js';
 import { bumpKeysVersion } from './keys.js';
+import { now } from './time.js';
 
 /**
  * Custom roles (contract.md §3 "Roles, keys, views", §2 `roles:`): rows of `_ss_roles`,
@@ -30,47 +31,47 @@ const storedDecl = (decl: RoleDecl): string => {
   return JSON.stringify(rest);
 };
 
-export function listRoles(db: Db): StoredRole[] {
-  return (db.prepare('SELECT name, decl, owner_kind, owner_id FROM _ss_roles ORDER BY name').all() as RoleRow[]).map(toRole);
+export async function listRoles(ex: Executor): Promise<StoredRole[]> {
+  return (await ex.all<RoleRow>('SELECT name, decl, owner_kind, owner_id FROM _ss_roles ORDER BY name')).map(toRole);
 }
 
-export function findRole(db: Db, name: string): StoredRole | undefined {
-  const row = db.prepare('SELECT name, decl, owner_kind, owner_id FROM _ss_roles WHERE name = ?').get(name) as RoleRow | undefined;
+export async function findRole(ex: Executor, name: string): Promise<StoredRole | undefined> {
+  const row = await ex.get<RoleRow>('SELECT name, decl, owner_kind, owner_id FROM _ss_roles WHERE name = ?', [name]);
   return row ? toRole(row) : undefined;
 }
 
 /** Active keys holding the role, for the refusal that names them (a revoked key needs nothing). */
-export function keysWithRole(db: Db, role: string): { id: string; name: string }[] {
-  return db.prepare('SELECT id, name FROM _ss_keys WHERE role = ? AND revoked_at IS NULL ORDER BY created_at, id').all(role) as { id: string; name: string }[];
+export async function keysWithRole(ex: Executor, role: string): Promise<{ id: string; name: string }[]> {
+  return ex.all<{ id: string; name: string }>('SELECT id, name FROM _ss_keys WHERE role = ? AND revoked_at IS NULL ORDER BY created_at, id', [role]);
 }
 
-export function upsertRole(db: Db, name: string, decl: RoleDecl, owner: Owner): void {
+export async function upsertRole(tx: Executor, name: string, decl: RoleDecl, owner: Owner): Promise<void> {
   const t = now();
-  db.prepare(
+  await tx.run(
     'INSERT INTO _ss_roles (name, decl, owner_kind, owner_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ' +
       'ON CONFLICT(name) DO UPDATE SET decl = excluded.decl, owner_kind = excluded.owner_kind, owner_id = excluded.owner_id, updated_at = excluded.updated_at',
-  ).run(name, storedDecl(decl), owner.kind, owner.id ?? null, t, t);
+    [name, storedDecl(decl), owner.kind, owner.id ?? null, t, t],
+  );
 }
 
-export function dropRole(db: Db, name: string): void {
-  db.prepare('DELETE FROM _ss_roles WHERE name = ?').run(name);
+export async function dropRole(tx: Executor, name: string): Promise<void> {
+  await tx.run('DELETE FROM _ss_roles WHERE name = ?', [name]);
 }
 
 /** A role renamed in place (`renamedFrom`): its keys keep working under the new name. */
-export function renameRole(db: Db, from: string, to: string): void {
-  db.prepare('UPDATE _ss_roles SET name = ?, updated_at = ? WHERE name = ?').run(to, now(), from);
-  db.prepare('UPDATE _ss_keys SET role = ? WHERE role = ?').run(to, from);
+export async function renameRole(tx: Executor, from: string, to: string): Promise<void> {
+  await tx.run('UPDATE _ss_roles SET name = ?, updated_at = ? WHERE name = ?', [to, now(), from]);
+  await tx.run('UPDATE _ss_keys SET role = ? WHERE role = ?', [to, from]);
   // Remembered authentications carry the old role name, in every process.
-  bumpKeysVersion(db);
+  await bumpKeysVersion(tx);
 }
 
 /** An object renamed: every stored role's permissions follow it (contract.md §2). */
-export function renameObjectInRoles(db: Db, from: string, to: string): void {
-  const update = db.prepare('UPDATE _ss_roles SET decl = ?, updated_at = ? WHERE name = ?');
-  for (const role of listRoles(db)) {
+export async function renameObjectInRoles(tx: Executor, from: string, to: string): Promise<void> {
+  for (const role of await listRoles(tx)) {
     const { name, owner: _o, ...decl } = role;
     const next = renameRoleObject(decl, from, to);
-    if (next) update.run(JSON.stringify(next), now(), name);
+    if (next) await tx.run('UPDATE _ss_roles SET decl = ?, updated_at = ? WHERE name = ?', [JSON.stringify(next), now(), name]);
   }
 }
 
@@ -116,8 +117,8 @@ export function refuseSourceOwned(role: StoredRole): void {
 }
 
 /** Deleting a role that active keys hold would strand them: refused, naming the keys. */
-export function refuseIfKeysHold(db: Db, name: string): void {
-  const keys = keysWithRole(db, name);
+export async function refuseIfKeysHold(ex: Executor, name: string): Promise<void> {
+  const keys = await keysWithRole(ex, name);
   if (keys.length === 0) return;
   const list = keys.slice(0, 5).map((k) => `${k.id} "${k.name}"`).join(', ') + (keys.length > 5 ? `, and ${keys.length - 5} more` : '');
   throw new ServiceError('SCHEMA_CONFLICT', `The role "${name}" is held by ${keys.length} active key${keys.length === 1 ? '' : 's'}: ${list}`, {

@@ -3,22 +3,18 @@ import { validateDeclaration } from '../../declaration/validate.js';
 import { ServiceError, type FieldError } from '../../errors.js';
 import type { AttributeDecl, ViewDecl } from '../../model/declaration.js';
 import { quoteName } from '../../model/names.js';
-import type { StoredObject, StoredView } from '../../model/stored.js';
+import type { Owner, StoredObject, StoredView } from '../../model/stored.js';
 import { renameViewAttribute, viewAttributes } from '../../model/view-refs.js';
 import { storedSpec } from '../../plan/attributes.js';
-import { loadViews } from './catalog.js';
-import { now, type Db } from './database.js';
+import type { Executor } from '../port.js';
+import { loadViews } from './catalog-rows.js';
+import { now } from './time.js';
 
 /**
  * Views at runtime (contract.md §3 "Roles, keys, views"): PUT|DELETE /views/:name for
  * views no source owns, and the rules that keep every view valid when the schema under
  * it changes (issue 16: "never left broken"). Runs inside the caller's transaction.
  */
-interface ViewHost {
-  db: Db;
-  requireObject(idOrName: string): StoredObject;
-}
-
 /** The one check of a view body: the declaration rules, against the stored object. */
 export function checkRuntimeView(name: string, body: ViewDecl, objects: readonly StoredObject[]): ViewDecl {
   const object = objects.find((o) => o.name === body.object);
@@ -44,8 +40,8 @@ export function checkRuntimeView(name: string, body: ViewDecl, objects: readonly
   return body;
 }
 
-function findView(db: Db, name: string): StoredView | undefined {
-  return loadViews(db).find((v) => v.name === name);
+export async function findView(ex: Executor, name: string): Promise<StoredView | undefined> {
+  return (await loadViews(ex)).find((v) => v.name === name);
 }
 
 /** A view a source pushed is the source's: runtime routes may not change it (contract §3). */
@@ -56,23 +52,45 @@ function refuseSourceOwned(view: StoredView | undefined): void {
   }
 }
 
-export function putRuntimeView(host: ViewHost, name: string, decl: ViewDecl): StoredView {
-  refuseSourceOwned(findView(host.db, name));
+export async function putRuntimeView(tx: Executor, name: string, decl: ViewDecl): Promise<StoredView> {
+  refuseSourceOwned(await findView(tx, name));
   const t = now();
-  host.db
-    .prepare(
-      "INSERT INTO _ss_views (name, decl, owner_kind, owner_id, created_at, updated_at) VALUES (?, ?, 'runtime', NULL, ?, ?) " +
-        'ON CONFLICT(name) DO UPDATE SET decl = excluded.decl, updated_at = excluded.updated_at',
-    )
-    .run(name, JSON.stringify(decl), t, t);
-  return findView(host.db, name)!;
+  await tx.run(
+    "INSERT INTO _ss_views (name, decl, owner_kind, owner_id, created_at, updated_at) VALUES (?, ?, 'runtime', NULL, ?, ?) " +
+      'ON CONFLICT(name) DO UPDATE SET decl = excluded.decl, updated_at = excluded.updated_at',
+    [name, JSON.stringify(decl), t, t],
+  );
+  return (await findView(tx, name))!;
 }
 
-export function deleteRuntimeView(host: ViewHost, name: string): void {
-  const view = findView(host.db, name);
+export async function deleteRuntimeView(tx: Executor, name: string): Promise<void> {
+  const view = await findView(tx, name);
   if (!view) throw viewNotFound(name);
   refuseSourceOwned(view);
-  host.db.prepare('DELETE FROM _ss_views WHERE name = ?').run(name);
+  await dropView(tx, name);
+}
+
+/** A view as a source declares it (the plan applier): created or replaced, owned by `owner`. */
+export async function upsertView(tx: Executor, name: string, decl: ViewDecl, owner: Owner): Promise<void> {
+  const t = now();
+  await tx.run(
+    'INSERT INTO _ss_views (name, decl, owner_kind, owner_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ' +
+      'ON CONFLICT(name) DO UPDATE SET decl = excluded.decl, owner_kind = excluded.owner_kind, owner_id = excluded.owner_id, updated_at = excluded.updated_at',
+    [name, JSON.stringify(decl), owner.kind, owner.id ?? null, t, t],
+  );
+}
+
+export async function dropView(tx: Executor, name: string): Promise<void> {
+  await tx.run('DELETE FROM _ss_views WHERE name = ?', [name]);
+}
+
+/** An object renamed: views over it follow (contract.md §2: links by name follow renames). */
+export async function renameObjectInViews(tx: Executor, from: string, to: string): Promise<void> {
+  for (const v of await loadViews(tx)) {
+    if (v.object !== from) continue;
+    const { name, owner: _o, ...decl } = v;
+    await tx.run('UPDATE _ss_views SET decl = ? WHERE name = ?', [JSON.stringify({ ...decl, object: to }), name]);
+  }
 }
 
 /**
@@ -84,15 +102,15 @@ export function viewNotFound(name: string): ServiceError {
 }
 
 /** Names of the views that read `object` (or only its `attribute`). */
-export function viewsReading(db: Db, object: string, attribute?: string): string[] {
-  return loadViews(db)
+export async function viewsReading(ex: Executor, object: string, attribute?: string): Promise<string[]> {
+  return (await loadViews(ex))
     .filter((v) => v.object === object && (attribute === undefined || viewAttributes(v).has(attribute)))
     .map((v) => v.name);
 }
 
 /** A runtime drop of what views read is refused, naming them (a push gets a plan conflict instead). */
-export function refuseIfViewsRead(db: Db, object: string, attribute?: string): void {
-  const names = viewsReading(db, object, attribute);
+export async function refuseIfViewsRead(ex: Executor, object: string, attribute?: string): Promise<void> {
+  const names = await viewsReading(ex, object, attribute);
   if (names.length === 0) return;
   const what = attribute === undefined ? `Object "${object}"` : `Attribute "${object}.${attribute}"`;
   const list = names.map((n) => `"${n}"`).join(', ');
@@ -102,12 +120,11 @@ export function refuseIfViewsRead(db: Db, object: string, attribute?: string): v
 }
 
 /** A renamed attribute: every view that named it names the new name, keeping its owner. */
-export function renameAttributeInViews(db: Db, object: string, from: string, to: string): void {
-  const update = db.prepare('UPDATE _ss_views SET decl = ?, updated_at = ? WHERE name = ?');
-  for (const v of loadViews(db)) {
+export async function renameAttributeInViews(tx: Executor, object: string, from: string, to: string): Promise<void> {
+  for (const v of await loadViews(tx)) {
     if (v.object !== object) continue;
     const { name, owner: _o, ...decl } = v;
     const next = renameViewAttribute(decl, from, to);
-    if (next) update.run(JSON.stringify(next), now(), name);
+    if (next) await tx.run('UPDATE _ss_views SET decl = ?, updated_at = ? WHERE name = ?', [JSON.stringify(next), now(), name]);
   }
 }

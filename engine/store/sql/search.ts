@@ -5,11 +5,14 @@ import { checkFilter, checkSort, SYSTEM_FILTER_FIELDS, systemFilterSpec, type Fi
 import { filterOperand, operandSpec } from '../../model/filter-operand.js';
 import { sqlIdent } from '../../model/names.js';
 import type { StoredObject } from '../../model/stored.js';
-import { encodeOperand, type SqlValue } from './codecs.js';
-import { isMultiValued, tableIdent } from './catalog.js';
-import type { Dialect } from '../port.js';
-import { sqliteDialect } from './dialect.js';
+import type { AttributeType } from '../../model/attribute.js';
+import type { Codec, Dialect, Executor, Param } from '../port.js';
 import type { SearchInput, SearchPage } from '../types.js';
+import { isMultiValued } from './catalog-rows.js';
+import type { Core } from './context.js';
+import { encodeOperand } from './convert.js';
+import { tableIdent } from './idents.js';
+import { toRecord } from './records.js';
 
 /**
  * Record search (contract.md §3): the filter grammar checked by engine/model/filter.ts,
@@ -20,13 +23,6 @@ import type { SearchInput, SearchPage } from '../types.js';
  */
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
-/** Searches binding more filter values than this are not kept in the statement cache. */
-const CACHED_PARAMS = 64;
-
-interface Host {
-  stmt(sql: string, options?: { cache?: boolean }): { all(...params: unknown[]): unknown[]; get(...params: unknown[]): unknown };
-  toRecord(o: StoredObject, row: never): SearchPage['records'][number];
-}
 
 interface Field {
   sql: string;
@@ -57,11 +53,12 @@ function fieldsOf(o: StoredObject): Map<string, Field> {
  * one answer names every bad operand.
  */
 class Compiler {
-  params: SqlValue[] = [];
+  params: Param[] = [];
   errors: FieldError[] = [];
   constructor(
     private readonly fields: Map<string, Field>,
     private readonly sql: Dialect,
+    private readonly codecs: Record<AttributeType, Codec>,
   ) {}
 
   filter(f: Filter, path: Path): string {
@@ -73,22 +70,22 @@ class Compiler {
         parts.push(`(${subs.join(key === 'and' ? ' AND ' : ' OR ')})`);
       } else if (key === 'not') {
         // Complement, including records whose attribute is null (SQL NULL would drop them).
-        parts.push(`NOT IFNULL((${this.filter(value as Filter, [...path, key])}), 0)`);
+        parts.push(this.sql.notOrNull(this.filter(value as Filter, [...path, key])));
       } else {
         parts.push(this.condition(this.fields.get(key)!, value as Scalar | Record<string, unknown>, [...path, key]));
       }
     }
-    return parts.length === 0 ? '1' : parts.join(' AND ');
+    return parts.length === 0 ? 'TRUE' : parts.join(' AND ');
   }
 
   /** The operand as its column holds it, bound; a bad one is recorded and binds null. */
   private bind(field: Field, op: FilterOp, v: Scalar, path: Path): string {
     const operand = filterOperand(field.spec, op, v);
     if (!operand.ok) this.errors.push({ path, message: operand.message });
-    return this.param(operand.ok ? encodeOperand(operand.value, operand.element, field.spec) : null);
+    return this.param(operand.ok ? encodeOperand(this.codecs, operand.value, operand.element, field.spec) : null);
   }
 
-  private param(v: SqlValue): string {
+  private param(v: Param): string {
     this.params.push(v);
     return this.sql.placeholder(this.params.length);
   }
@@ -133,7 +130,7 @@ class Compiler {
         // expression depth of 1000 (engine/model/filter.ts caps lists at 1000 values).
         const anyOf =
           binds.length === 0
-            ? '0'
+            ? 'FALSE'
             : multi
               ? this.sql.listContainsAny(c, binds)
               : `${c} IN (${binds.join(', ')})`;
@@ -169,11 +166,11 @@ function badRequest(errors: FieldError[], many: string, named = false): ServiceE
 }
 
 /** A cursor is the last row's value of each sort key, id included. */
-function decodeCursor(cursor: string, keys: number): SqlValue[] {
+function decodeCursor(cursor: string, keys: number): Param[] {
   try {
     const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
     if (Array.isArray(v) && v.length === keys && v.every((x) => x === null || typeof x === 'string' || typeof x === 'number')) {
-      return v as SqlValue[];
+      return v as Param[];
     }
   } catch {
     // fall through
@@ -181,7 +178,7 @@ function decodeCursor(cursor: string, keys: number): SqlValue[] {
   throw badRequest([{ path: ['cursor'], message: 'is not a cursor from this search (send the same filter and sort as the page it came from)' }], '');
 }
 
-export function searchRecords(host: Host, o: StoredObject, input: SearchInput): SearchPage {
+export async function searchRecords(core: Core, ex: Executor, o: StoredObject, input: SearchInput): Promise<SearchPage> {
   const fields = fieldsOf(o);
   const known = (n: string): boolean => fields.has(n);
   const errors: FieldError[] = [];
@@ -198,15 +195,15 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
   const sort = idAt === -1 ? [...given, { attribute: 'id' }] : given.slice(0, idAt + 1);
   const keys = sort.map((s) => ({ name: s.attribute, sql: fields.get(s.attribute)!.sql, desc: s.direction === 'desc' }));
 
-  const dialect = sqliteDialect;
-  const compiler = new Compiler(fields, dialect);
-  const where = input.filter ? compiler.filter(input.filter, ['filter']) : '1';
+  const dialect = core.dialect;
+  const compiler = new Compiler(fields, dialect, core.codecs);
+  const where = input.filter ? compiler.filter(input.filter, ['filter']) : 'TRUE';
   if (compiler.errors.length > 0) throw badRequest(compiler.errors, 'filter values are invalid', true);
   const filterParams = [...compiler.params];
   const table = tableIdent(o.name);
 
   let after = '';
-  const afterParams: SqlValue[] = [];
+  const afterParams: Param[] = [];
   if (input.cursor !== undefined) {
     const last = decodeCursor(input.cursor, keys.length);
     // (k1, k2, …, id) strictly after the cursor in this order. SQLite puts NULLs first
@@ -221,20 +218,14 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
       const v = last[i] ?? null;
       let cmp: string;
       if (!k.desc) cmp = v === null ? `${k.sql} IS NOT NULL` : `${k.sql} > ?`;
-      else cmp = v === null ? '0' : `(${k.sql} < ? OR ${k.sql} IS NULL)`;
+      else cmp = v === null ? 'FALSE' : `(${k.sql} < ? OR ${k.sql} IS NULL)`;
       if (v !== null) afterParams.push(v);
       ors.push(`(${[...eqs, cmp].join(' AND ')})`);
     });
     after = ` AND (${ors.join(' OR ')})`;
   }
-  // A filter with long lists is rarely sent twice in the same shape, and its prepared
-  // statement is large: prepared for this call only, so the cache holds the common shapes.
-  const cache = { cache: filterParams.length <= CACHED_PARAMS };
   const order = keys.map((k) => dialect.orderTerm(k)).join(', ');
-  const rows = host.stmt(`SELECT * FROM ${table} WHERE (${where})${after} ORDER BY ${order} LIMIT ?`, cache).all(...filterParams, ...afterParams, limit + 1) as Record<
-    string,
-    SqlValue
-  >[];
+  const rows = await ex.all<Record<string, unknown>>(`SELECT * FROM ${table} WHERE (${where})${after} ORDER BY ${order} LIMIT ?`, [...filterParams, ...afterParams, limit + 1]);
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   const lastRow = page.at(-1);
@@ -242,6 +233,6 @@ export function searchRecords(host: Host, o: StoredObject, input: SearchInput): 
     more && lastRow
       ? Buffer.from(JSON.stringify(keys.map((k) => lastRow[k.name] ?? null))).toString('base64url')
       : null;
-  const total = intColumn(host.stmt(`SELECT COUNT(*) AS n FROM ${table} WHERE (${where})`, cache).get(...filterParams), 'n');
-  return { records: page.map((r) => host.toRecord(o, r as never)), nextCursor, total };
+  const total = intColumn(await ex.get(`SELECT COUNT(*) AS n FROM ${table} WHERE (${where})`, filterParams), 'n');
+  return { records: page.map((r) => toRecord(core, o, r as never)), nextCursor, total };
 }

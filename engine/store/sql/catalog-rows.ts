@@ -1,18 +1,12 @@
 import type { AttributeSpec } from '../../model/attribute.js';
-import { sqlIdent } from '../../model/names.js';
 import type { Owner, OwnerKind, StoredAttribute, StoredObject, StoredView } from '../../model/stored.js';
 import type { ViewDecl } from '../../model/declaration.js';
-import type { Statement } from 'better-sqlite3';
-import type { Db } from './database.js';
+import type { Executor } from '../port.js';
 
 /**
  * Reading the meta layer into the shared model types (engine/model/stored.ts). The store
- * keeps one cached copy of every object and drops it after any schema write.
+ * keeps one cached copy of every object (catalog.ts) and refreshes it after schema writes.
  */
-
-
-/** System attributes that are real columns (`object` is the table itself). */
-export const SYSTEM_COLUMNS = ['id', 'version', 'created_at', 'updated_at', 'created_by'] as const;
 
 export interface ObjectRow {
   id: string;
@@ -60,17 +54,20 @@ export function toAttribute(r: AttributeRow): StoredAttribute {
 }
 
 /** Every object, or only the one with `objectId` (a schema write refreshes just its object). */
-export function loadObjects(prepare: (sql: string) => Statement, objectId?: string): Map<string, StoredObject> {
-  const objects = (
+export async function loadObjects(ex: Executor, objectId?: string): Promise<Map<string, StoredObject>> {
+  const objects =
     objectId === undefined
-      ? prepare('SELECT * FROM _ss_objects ORDER BY position, name').all()
-      : prepare('SELECT * FROM _ss_objects WHERE id = ?').all(objectId)
-  ) as ObjectRow[];
-  const attrs = (
+      ? await ex.all<ObjectRow>('SELECT * FROM _ss_objects ORDER BY position, name')
+      : await ex.all<ObjectRow>('SELECT * FROM _ss_objects WHERE id = ?', [objectId]);
+  const attrs =
     objectId === undefined
-      ? prepare('SELECT * FROM _ss_attributes ORDER BY system DESC, position').all()
-      : prepare('SELECT * FROM _ss_attributes WHERE object_id = ? ORDER BY system DESC, position').all(objectId)
-  ) as AttributeRow[];
+      ? await ex.all<AttributeRow>('SELECT * FROM _ss_attributes ORDER BY system DESC, position')
+      : await ex.all<AttributeRow>('SELECT * FROM _ss_attributes WHERE object_id = ? ORDER BY system DESC, position', [objectId]);
+  return toObjects(objects, attrs);
+}
+
+/** Catalog rows (objects by position, attributes system first then by position) → the model's objects. */
+export function toObjects(objects: readonly ObjectRow[], attrs: readonly AttributeRow[]): Map<string, StoredObject> {
   const byObject = new Map<string, StoredAttribute[]>();
   for (const a of attrs) {
     const list = byObject.get(a.object_id) ?? [];
@@ -102,8 +99,8 @@ interface ViewRow {
   owner_id: string | null;
 }
 
-export function loadViews(db: Db): StoredView[] {
-  const rows = db.prepare('SELECT * FROM _ss_views ORDER BY name').all() as ViewRow[];
+export async function loadViews(ex: Executor): Promise<StoredView[]> {
+  const rows = await ex.all<ViewRow>('SELECT * FROM _ss_views ORDER BY name');
   return rows.map((r) => ({ ...(JSON.parse(r.decl) as ViewDecl), name: r.name, owner: ownerOf(r.owner_kind, r.owner_id) }));
 }
 
@@ -118,17 +115,6 @@ export function specJson(spec: AttributeSpec): string {
 export function specOfStored(a: StoredAttribute): AttributeSpec {
   const { id: _i, protected: _p, system: _s, owner: _o, createdAt: _c, updatedAt: _u, ...spec } = a;
   return spec;
-}
-
-/** `"r_<object>"`: the object's record table; the name part passed the name rule. */
-export function tableIdent(object: string): string {
-  return `"r_${sqlIdent(object).slice(1)}`;
-}
-
-/** Index names from the attribute id, so renames of object or attribute never clash. */
-export function indexIdent(attributeId: string): string {
-  const safe = attributeId.replace(/[^a-zA-Z0-9]/g, '');
-  return `"ix_${safe}"`;
 }
 
 /** Defined with the types (search filters need it too); re-exported for the store. */

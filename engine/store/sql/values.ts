@@ -1,9 +1,9 @@
 import { ServiceError, type FieldError } from '../../errors.js';
-import type { AttributeSpec } from '../../model/attribute.js';
+import type { AttributeSpec, AttributeType } from '../../model/attribute.js';
 import { SYSTEM_ATTRIBUTES } from '../../model/names.js';
 import type { StoredObject } from '../../model/stored.js';
 import { parseValue } from '../../model/types/registry.js';
-import { CODECS, type Codec, type SqlValue } from './codecs.js';
+import type { Codec, Param } from '../port.js';
 
 /**
  * Record bodies → column values (issue 3 "Records"): every attribute through parseValue,
@@ -15,7 +15,7 @@ export interface ParsedRow {
    * the write does not set the attribute. An array, not a Map: one per record of a
    * 10,000-record bulk-create, and the insert binds them in this order anyway.
    */
-  columns: (SqlValue | undefined)[];
+  columns: (Param | undefined)[];
   /**
    * attribute name → parsed API value (relation ids, document ids…), keys in attribute
    * order. A plain object (names match NAME_PATTERN, so never `__proto__`; read it with
@@ -43,17 +43,14 @@ interface Column {
   spec: AttributeSpec;
   codec: Codec;
 }
-const columnLists = new WeakMap<StoredObject, Column[]>();
+const columnLists = new WeakMap<StoredObject, { codecs: Record<AttributeType, Codec>; list: Column[] }>();
 
-function columnsOf(o: StoredObject): Column[] {
-  let list = columnLists.get(o);
-  if (!list) {
-    list = [];
-    for (const spec of shapeOf(o).values()) {
-      list.push({ name: spec.name, spec, codec: CODECS[spec.type] });
-    }
-    columnLists.set(o, list);
-  }
+function columnsOf(o: StoredObject, codecs: Record<AttributeType, Codec>): Column[] {
+  const hit = columnLists.get(o);
+  if (hit && hit.codecs === codecs) return hit.list;
+  const list: Column[] = [];
+  for (const spec of shapeOf(o).values()) list.push({ name: spec.name, spec, codec: codecs[spec.type] });
+  columnLists.set(o, { codecs, list });
   return list;
 }
 
@@ -72,7 +69,7 @@ export function userAttributes(o: StoredObject): AttributeSpec[] {
 
 /** The position of an attribute in userAttributes(o) and in ParsedRow.columns (-1: none). */
 export function columnIndex(o: StoredObject, name: string): number {
-  return columnsOf(o).findIndex((c) => c.name === name);
+  return userAttributes(o).findIndex((a) => a.name === name);
 }
 
 /**
@@ -80,6 +77,7 @@ export function columnIndex(o: StoredObject, name: string): number {
  * `constructor` are ordinary (unknown) names and never reach a prototype.
  */
 export function parseRecordBody(
+  codecs: Record<AttributeType, Codec>,
   o: StoredObject,
   body: unknown,
   mode: 'create' | 'update',
@@ -110,8 +108,8 @@ export function parseRecordBody(
   if (mode === 'update' && sent === 0) {
     errors.push({ path, message: 'must set at least one attribute' });
   }
-  const list = columnsOf(o);
-  const columns = new Array<SqlValue | undefined>(list.length);
+  const list = columnsOf(o, codecs);
+  const columns = new Array<Param | undefined>(list.length);
   const values: Record<string, unknown> = {};
   for (let i = 0; i < list.length; i++) {
     const { name, spec, codec } = list[i]!;

@@ -2,8 +2,8 @@ import { intColumn } from './rows.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../../errors.js';
 import { requireStoredValues } from '../../model/stored-values.js';
-import type { Statement } from 'better-sqlite3';
-import { now, writeTransaction, type Db } from './database.js';
+import type { Executor } from '../port.js';
+import { now } from './time.js';
 import { BUILTIN_ROLES, isBuiltinRole } from '../../model/roles.js';
 import { SCOPES, type Actor, type KeyOut, type Scope } from '../types.js';
 
@@ -58,17 +58,15 @@ export function requireKeyRole(role: string, customExists: (name: string) => boo
  * moves keys): any process that reads the new version also reads the changed rows, so a
  * cache it drops on seeing the change cannot re-admit the key as it was.
  */
-export function bumpKeysVersion(db: Db): void {
-  db.prepare("INSERT INTO _ss_meta (key, value) VALUES ('keys_version', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)").run();
+export async function bumpKeysVersion(tx: Executor): Promise<void> {
+  await tx.run("INSERT INTO _ss_meta (key, value) VALUES ('keys_version', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)");
 }
 
-export class Keys {
-  /** Read on every request: prepared once. */
-  private versionQuery: Statement | undefined;
-  constructor(private readonly db: Db, private readonly customRoleExists: (name: string) => boolean) {}
-
-  create(input: { name: string; role: string; scopes?: Scope[] | null }): { key: KeyOut; secret: string } {
-    requireKeyRole(input.role, this.customRoleExists);
+/** `_ss_keys`: every function runs on the caller's executor (a write: its transaction). */
+export const Keys = {
+  /** `customRoleExists`: the role was read in the same transaction (roles.ts findRole). */
+  async create(tx: Executor, input: { name: string; role: string; scopes?: Scope[] | null }, customRoleExists: boolean): Promise<{ key: KeyOut; secret: string }> {
+    requireKeyRole(input.role, () => customRoleExists);
     requireStoredValues({ name: input.name });
     const scopes = input.scopes ?? null;
     const bad = (scopes ?? []).filter((s) => !(SCOPES as readonly string[]).includes(s));
@@ -79,20 +77,20 @@ export class Keys {
     }
     const id = randomBytes(8).toString('hex');
     const secret = `ssk_${id}_${randomBytes(32).toString('base64url')}`;
-    this.db
-      .prepare('INSERT INTO _ss_keys (id, name, role, scopes, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(id, input.name, input.role, scopes === null ? null : JSON.stringify(scopes), sha256(secret).toString('hex'), now());
-    return { key: this.get(id)!, secret };
-  }
+    await tx.run('INSERT INTO _ss_keys (id, name, role, scopes, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
+      id, input.name, input.role, scopes === null ? null : JSON.stringify(scopes), sha256(secret).toString('hex'), now(),
+    ]);
+    return { key: (await Keys.get(tx, id))!, secret };
+  },
 
-  get(id: string): KeyOut | undefined {
-    const row = this.db.prepare('SELECT * FROM _ss_keys WHERE id = ?').get(id) as KeyRow | undefined;
+  async get(ex: Executor, id: string): Promise<KeyOut | undefined> {
+    const row = await ex.get<KeyRow>('SELECT * FROM _ss_keys WHERE id = ?', [id]);
     return row ? toKey(row) : undefined;
-  }
+  },
 
-  list(): KeyOut[] {
-    return (this.db.prepare('SELECT * FROM _ss_keys ORDER BY created_at, id').all() as KeyRow[]).map(toKey);
-  }
+  async list(ex: Executor): Promise<KeyOut[]> {
+    return (await ex.all<KeyRow>('SELECT * FROM _ss_keys ORDER BY created_at, id')).map(toKey);
+  },
 
   /**
    * Invariant (last owner key): the check of the other owner keys and the revocation are one
@@ -100,28 +98,26 @@ export class Keys {
    * active. Here BEGIN IMMEDIATE serialises them (one writer per file); a backend with
    * concurrent writers must read the owner keys under a lock or SERIALIZABLE (port.ts).
    */
-  revoke(id: string): void {
-    writeTransaction(this.db, () => {
-      const key = this.get(id);
-      if (!key) throw new ServiceError('SCHEMA_KEY_NOT_FOUND', `API key ${id} does not exist`);
-      if (key.revokedAt !== null) return;
-      if (key.role === 'owner') {
-        // The last-owner rule (issue 3 "Auth") keeps an owner able to do everything: a scoped
-        // owner does not count as the remaining owner, even with keys:manage, since it can
-        // only mint keys within its own scopes (permissions.ts withinRights) and so could
-        // never get data access back. Revoking a scoped owner is fine while a full one stays.
-        const others = (this.db.prepare("SELECT scopes FROM _ss_keys WHERE role = 'owner' AND revoked_at IS NULL AND id <> ?").all(id) as { scopes: string | null }[])
-          .map((r) => (r.scopes === null ? null : (JSON.parse(r.scopes) as Scope[])));
-        if (!others.some(fullRights) && (fullRights(key.scopes) || others.length === 0)) {
-          throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'The last active owner key without a scope limit cannot be revoked', {
-            fix: 'create another owner key with no scope limit first (POST /keys { role: "owner" })',
-          });
-        }
+  async revoke(tx: Executor, id: string): Promise<void> {
+    const key = await Keys.get(tx, id);
+    if (!key) throw new ServiceError('SCHEMA_KEY_NOT_FOUND', `API key ${id} does not exist`);
+    if (key.revokedAt !== null) return;
+    if (key.role === 'owner') {
+      // The last-owner rule (issue 3 "Auth") keeps an owner able to do everything: a scoped
+      // owner does not count as the remaining owner, even with keys:manage, since it can
+      // only mint keys within its own scopes (permissions.ts withinRights) and so could
+      // never get data access back. Revoking a scoped owner is fine while a full one stays.
+      const others = (await tx.all<{ scopes: string | null }>("SELECT scopes FROM _ss_keys WHERE role = 'owner' AND revoked_at IS NULL AND id <> ?", [id]))
+        .map((r) => (r.scopes === null ? null : (JSON.parse(r.scopes) as Scope[])));
+      if (!others.some(fullRights) && (fullRights(key.scopes) || others.length === 0)) {
+        throw new ServiceError('SCHEMA_VALIDATION_FAILED', 'The last active owner key without a scope limit cannot be revoked', {
+          fix: 'create another owner key with no scope limit first (POST /keys { role: "owner" })',
+        });
       }
-      this.db.prepare('UPDATE _ss_keys SET revoked_at = ? WHERE id = ?').run(now(), id);
-      bumpKeysVersion(this.db);
-    });
-  }
+    }
+    await tx.run('UPDATE _ss_keys SET revoked_at = ? WHERE id = ?', [now(), id]);
+    await bumpKeysVersion(tx);
+  },
 
   /**
    * A counter bumped by every revocation (and role rename), shared by every process on the database: the
@@ -129,28 +125,32 @@ export class Keys {
    * authentications when it moved, so a revoke through one process is honoured by all the
    * others from their next request on (issue 21).
    */
-  version(): number {
-    this.versionQuery ??= this.db.prepare("SELECT value FROM _ss_meta WHERE key = 'keys_version'");
-    const row = this.versionQuery.get() as { value: string } | undefined;
+  async version(ex: Executor): Promise<number> {
+    const row = await ex.get<{ value: string }>("SELECT value FROM _ss_meta WHERE key = 'keys_version'");
     return row ? Number(row.value) : 0;
-  }
+  },
 
-  authenticate(secret: string): Actor | null {
+  /**
+   * A read, except lastUsedAt (at most once a minute per key): run in a write transaction
+   * only when that is due (`touch`), so authenticating stays a read on the hot path.
+   */
+  async authenticate(ex: Executor, secret: string): Promise<{ actor: Actor; touch: boolean } | null> {
     const m = SECRET.exec(secret);
     if (!m) return null;
-    const row = this.db.prepare('SELECT * FROM _ss_keys WHERE id = ?').get(m[1]) as KeyRow | undefined;
+    const row = await ex.get<KeyRow>('SELECT * FROM _ss_keys WHERE id = ?', [m[1]!]);
     if (!row || row.revoked_at !== null) return null;
     const stored = Buffer.from(row.hash, 'hex');
     const given = sha256(secret);
     if (stored.length !== given.length || !timingSafeEqual(stored, given)) return null;
-    const t = Date.now();
-    if (row.last_used_at === null || t - Date.parse(row.last_used_at) > LAST_USED_GRANULARITY_MS) {
-      this.db.prepare('UPDATE _ss_keys SET last_used_at = ? WHERE id = ?').run(new Date(t).toISOString(), row.id);
-    }
-    return { keyId: row.id, role: row.role, scopes: row.scopes === null ? null : (JSON.parse(row.scopes) as Scope[]) };
-  }
+    const touch = row.last_used_at === null || Date.now() - Date.parse(row.last_used_at) > LAST_USED_GRANULARITY_MS;
+    return { actor: { keyId: row.id, role: row.role, scopes: row.scopes === null ? null : (JSON.parse(row.scopes) as Scope[]) }, touch };
+  },
 
-  countActive(): number {
-    return intColumn(this.db.prepare('SELECT COUNT(*) AS n FROM _ss_keys WHERE revoked_at IS NULL').get(), 'n');
-  }
-}
+  async touch(tx: Executor, keyId: string): Promise<void> {
+    await tx.run('UPDATE _ss_keys SET last_used_at = ? WHERE id = ?', [now(), keyId]);
+  },
+
+  async countActive(ex: Executor): Promise<number> {
+    return intColumn(await ex.get('SELECT COUNT(*) AS n FROM _ss_keys WHERE revoked_at IS NULL'), 'n');
+  },
+};

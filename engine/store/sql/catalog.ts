@@ -1,0 +1,149 @@
+import { ServiceError } from '../../errors.js';
+import { quoteName } from '../../model/names.js';
+import type { StoredObject } from '../../model/stored.js';
+import type { Backend, Executor } from '../port.js';
+import { loadObjects } from './catalog-rows.js';
+
+/**
+ * The object cache: every object with its attributes, read once and kept current by the
+ * schema writes of this process. How it stays true:
+ * - another process may change the schema: every store call starts by comparing the
+ *   backend's catalog token (engine/store/port.ts Backend.catalogToken) with the one seen,
+ *   and reads everything again when it moved;
+ * - a write transaction works on its own view (`begin`): a schema write changes only that
+ *   view (copy on first write; StoredObjects are replaced, never mutated), which is
+ *   published to the process when the transaction commits and thrown away when it rolls
+ *   back or is retried. So no other call, even one running at the same time on a backend
+ *   with concurrent transactions, sees an uncommitted schema, and nothing of an undone one
+ *   survives.
+ */
+export class Catalog {
+  private cache: Map<string, StoredObject> | null = null;
+  private seen: unknown = undefined;
+  /** This view copied or dropped the parent's map: `publish` hands it over. */
+  private own = false;
+  private changed = false;
+
+  constructor(
+    private readonly backend: Backend,
+    private readonly parent?: Catalog,
+  ) {}
+
+  /** At the start of every store call on the process's catalog. */
+  async refresh(ex: Executor): Promise<void> {
+    const token = await this.backend.catalogToken(ex);
+    if (token !== this.seen) {
+      this.seen = token;
+      this.cache = null;
+    }
+  }
+
+  /** Read everything again at the next call (the setup on open may have changed it). */
+  forget(): void {
+    this.cache = null;
+  }
+
+  /** The view a write transaction works on. */
+  begin(): Catalog {
+    return new Catalog(this.backend, this);
+  }
+
+  /**
+   * The transaction is about to commit: if it changed the schema, the process's cache goes
+   * now, while the transaction still holds the connection (SQLite) — no call can then read
+   * the schema as it was before this transaction once it has committed.
+   */
+  retire(): void {
+    if (this.parent && this.changed) this.parent.cache = null;
+  }
+
+  /**
+   * The transaction committed: its view becomes the process's cache, unless another call
+   * loaded the catalogue since (that copy is as new: it was read after the commit).
+   */
+  publish(): void {
+    if (!this.parent || !this.changed || this.parent.cache !== null) return;
+    this.parent.cache = this.cache;
+  }
+
+  async objects(ex: Executor): Promise<Map<string, StoredObject>> {
+    if (this.cache) return this.cache;
+    if (this.parent && !this.own) return this.parent.objects(ex);
+    this.cache = await loadObjects(ex);
+    return this.cache;
+  }
+
+  async list(ex: Executor): Promise<StoredObject[]> {
+    return [...(await this.objects(ex)).values()];
+  }
+
+  async find(ex: Executor, idOrName: string): Promise<StoredObject | undefined> {
+    const objects = await this.objects(ex);
+    const byName = objects.get(idOrName);
+    if (byName) return byName;
+    for (const o of objects.values()) if (o.id === idOrName) return o;
+    return undefined;
+  }
+
+  async require(ex: Executor, idOrName: string): Promise<StoredObject> {
+    const o = await this.find(ex, idOrName);
+    if (!o) throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `Object ${quoteName(idOrName)} does not exist`);
+    return o;
+  }
+
+  /**
+   * After a write to one object's schema (inside its transaction): re-read only that object
+   * (a 1,000-object push must not re-read the whole catalogue per step), keeping its place.
+   */
+  async objectChanged(tx: Executor, objectId: string): Promise<void> {
+    const cache = await this.writable(tx);
+    if (!cache) return;
+    const fresh = await loadObjects(tx, objectId);
+    for (const [name, o] of cache) if (o.id === objectId && fresh.has(name)) cache.set(name, fresh.get(name)!);
+    for (const [name, o] of cache) if (o.id === objectId && !fresh.has(name)) cache.delete(name);
+    for (const [name, o] of fresh) if (!cache.has(name)) cache.set(name, o);
+  }
+
+  /** An object dropped inside the current transaction. */
+  async dropped(tx: Executor, name: string): Promise<void> {
+    (await this.writable(tx))?.delete(name);
+  }
+
+  /** Several objects changed (a rename): read everything again, still inside the transaction. */
+  async changedMany(tx: Executor): Promise<void> {
+    await this.writable(tx);
+    this.cache = null;
+    this.own = true;
+  }
+
+  /**
+   * This view's own map, copied from the parent's on the first schema change of the
+   * transaction (null: nothing loaded yet, the next read loads). The first change also bumps
+   * `_ss_meta` 'catalog_version', which a backend may answer as its catalog token, so every
+   * other process reads the catalogue again once this commits.
+   */
+  private async writable(tx: Executor): Promise<Map<string, StoredObject> | null> {
+    if (!this.changed) {
+      this.changed = true;
+      await tx.run(
+        "INSERT INTO _ss_meta (key, value) VALUES ('catalog_version', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+      );
+    }
+    if (!this.own) {
+      this.own = true;
+      const base = this.parent?.cache;
+      this.cache = base ? new Map(base) : null;
+    }
+    return this.cache;
+  }
+
+  /** Relation attributes of other objects that target `object`, as `object.attribute`. */
+  async referencesTo(ex: Executor, object: string): Promise<string[]> {
+    const refs: string[] = [];
+    for (const o of (await this.objects(ex)).values()) {
+      if (o.name === object) continue;
+      for (const a of o.attributes) if (a.type === 'relation' && a.target === object) refs.push(`${o.name}.${a.name}`);
+    }
+    return refs;
+  }
+}

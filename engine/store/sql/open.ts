@@ -1,0 +1,28 @@
+import type { Core } from './context.js';
+import { loadObjects } from './catalog-rows.js';
+import { countRecords } from './schema-objects.js';
+
+/**
+ * Opening a store (every process, every start): the backend's setup, then the search
+ * index, which is built only when missing or of an older layout, and says so (issue 17).
+ * One write transaction, so two processes starting on one database do it once.
+ */
+export async function openCore(core: Core, notice: ((line: string) => void) | undefined): Promise<void> {
+  const say = notice ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  await core.backend.driver.transaction(async (tx) => {
+    await core.backend.setup(tx);
+    const objects = [...(await loadObjects(tx)).values()];
+    const had = (await tx.get<{ value: string }>("SELECT value FROM _ss_meta WHERE key = 'search_layout'"))?.value;
+    let records = 0;
+    for (const o of objects) records += await countRecords(tx, o.name);
+    const line = indexNotice(await core.fulltext.ensure(tx, objects), had, records, objects.length);
+    if (line) say(line);
+  });
+  core.catalog.forget();
+}
+
+/** What opening says when it built the search index; nothing for a new empty store (issue 17). */
+export function indexNotice(built: boolean, had: string | undefined, records: number, objects: number): string | undefined {
+  if (!built || (had === undefined && records === 0)) return undefined;
+  return `schemasync: search index rebuilt (${had === undefined ? 'missing' : `layout ${had} was older`}): ${records} records in ${objects} objects`;
+}

@@ -1,0 +1,328 @@
+import { ServiceError } from '../../errors.js';
+import { MAX_BULK_WRITE } from '../../model/limits.js';
+import type { AttributePatch, AttributeSpec } from '../../model/attribute.js';
+import type { Declaration, ViewDecl } from '../../model/declaration.js';
+import { isBuiltinRole, type RoleDecl } from '../../model/roles.js';
+import type { Owner } from '../../model/stored.js';
+import type { Backend, Executor } from '../port.js';
+import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, PushOptions, Scope, SearchInput, Store } from '../types.js';
+import type { DataFacts, Violation } from '../../plan/facts.js';
+import type { Plan } from '../../plan/types.js';
+import { applyPlan } from './apply.js';
+import { Catalog } from './catalog.js';
+import { answer, probeFor } from './probe.js';
+import { loadViews } from './catalog-rows.js';
+import type { Core, DocumentHooks, RecordPort } from './context.js';
+import { listHistory } from './history.js';
+import { Idempotency } from './idempotency.js';
+import { Keys } from './keys.js';
+import * as records from './records.js';
+import * as roles from './roles.js';
+import { addAttribute, deleteAttribute, updateAttribute } from './schema-attributes.js';
+import { checkCreateObject, deleteObject, insertObject } from './schema-objects.js';
+import { searchRecords } from './search.js';
+import { pushSource } from './sources.js';
+import { SourceCache } from './sources-cache.js';
+import { checkRuntimeView, deleteRuntimeView, findView, putRuntimeView, viewNotFound } from './views.js';
+
+/** What the files and documents module gives the store when it is opened with a folder for bytes. */
+export interface FilesPart {
+  hooks: DocumentHooks;
+  /** The file routes' operations; `transaction` runs a write with the record side bound to it. */
+  api(transaction: <T>(fn: (records: RecordPort) => Promise<T>) => Promise<T>): FilesApi;
+}
+
+export interface StoreOptions {
+  path: string;
+  files?: FilesPart;
+  /** Set up the database (Backend.setup, the search index) before the first call. */
+  open: (core: Core) => Promise<void>;
+}
+
+/** Shared by the process's store and every transaction-bound store made from it. */
+interface Shared {
+  backend: Backend;
+  /** The process's catalog: transactions work on a view of it (catalog.ts). */
+  core: Core;
+  idempotency: Idempotency;
+  ready: Promise<void>;
+}
+
+/** Where a store's calls run: each in its own transaction / snapshot, or inside one given. */
+type Binding = { kind: 'top' } | { kind: 'tx'; tx: Executor; core: Core };
+
+/**
+ * The backend-neutral Store (engine/store/types.ts) over a Backend (engine/store/port.ts).
+ * Every write method is one `driver.transaction(async tx => …)`; every read one
+ * `driver.snapshot`, which starts by checking the catalog token (catalog.ts). Inside
+ * `transaction(fn)`, `fn` gets a store bound to that transaction: its calls run at once on
+ * its `tx`. The modules it calls own their tables (schema-*.ts, records.ts, keys.ts, …).
+ *
+ * Members are own properties (not prototype methods), so a wrapper may spread the store.
+ */
+export class SqlStore implements Store {
+  readonly path: string;
+  readonly files?: FilesApi;
+
+  private constructor(
+    private readonly shared: Shared,
+    private readonly scope: Binding,
+    path: string,
+    files?: FilesPart,
+  ) {
+    this.path = path;
+    if (files && scope.kind === 'top') this.files = files.api((fn) => this.transaction((tx) => fn(tx)));
+  }
+
+  static open(backend: Backend, options: StoreOptions): SqlStore {
+    const core: Core = {
+      backend,
+      dialect: backend.dialect,
+      codecs: backend.codecs,
+      ddl: backend.ddl,
+      fulltext: backend.fulltext,
+      catalog: new Catalog(backend),
+      sources: new SourceCache(),
+      ...(options.files ? { documents: options.files.hooks } : {}),
+    };
+    const ready = options.open(core);
+    // Reported by the first call that awaits it, never as an unhandled rejection.
+    ready.catch(() => undefined);
+    return new SqlStore({ backend, core, idempotency: new Idempotency(), ready }, { kind: 'top' }, options.path, options.files);
+  }
+
+  /** Waits for the setup on open; its failure (a newer database) is this call's. */
+  ready = (): Promise<void> => this.shared.ready;
+
+  private async read<T>(fn: (core: Core, ex: Executor) => Promise<T>): Promise<T> {
+    if (this.scope.kind === 'tx') return fn(this.scope.core, this.scope.tx);
+    await this.shared.ready;
+    const core = this.shared.core;
+    return this.shared.backend.driver.snapshot(async (ex) => {
+      await core.catalog.refresh(ex);
+      return fn(core, ex);
+    });
+  }
+
+  private async write<T>(fn: (core: Core, tx: Executor) => Promise<T>): Promise<T> {
+    if (this.scope.kind === 'tx') return fn(this.scope.core, this.scope.tx);
+    await this.shared.ready;
+    const shared = this.shared.core;
+    let view: Catalog | undefined;
+    try {
+      const out = await this.shared.backend.driver.transaction(async (tx) => {
+        await shared.catalog.refresh(tx);
+        // A fresh view per attempt: a retried transaction starts from the committed schema.
+        view = shared.catalog.begin();
+        const out = await fn({ ...shared, catalog: view }, tx);
+        // Before COMMIT: if this transaction changed the schema, the process's cache is dropped,
+        // so no call after it (queued behind the COMMIT) can read the schema from before it.
+        view.retire();
+        return out;
+      });
+      // Committed: the view is the schema now, unless another call has loaded it since.
+      view?.publish();
+      return out;
+    } finally {
+      shared.documents?.flushReleases();
+    }
+  }
+
+  /** The same store, its calls bound to `tx` (the documents module's RecordPort, `transaction`'s `tx`). */
+  private bound(core: Core, tx: Executor): SqlStore {
+    return new SqlStore(this.shared, { kind: 'tx', tx, core }, this.path);
+  }
+
+  close = async (): Promise<void> => {
+    await this.shared.ready.catch(() => undefined);
+    await this.shared.backend.driver.close();
+  };
+
+  transaction = <T>(fn: (tx: Store) => Promise<T>): Promise<T> => this.write((core, tx) => fn(this.bound(core, tx)));
+
+  // ------------------------------------------------------------------ schema
+
+  listObjects = () => this.read((core, ex) => core.catalog.list(ex));
+  findObject = (idOrName: string) => this.read((core, ex) => core.catalog.find(ex, idOrName));
+  requireObject = (idOrName: string) => this.read((core, ex) => core.catalog.require(ex, idOrName));
+
+  createObject = async (input: CreateObjectInput, owner: Owner) => {
+    const specs = checkCreateObject(input);
+    return this.write(async (core, tx) => {
+      await insertObject(core, tx, input.name, { label: input.label, description: input.description }, specs, owner);
+      return core.catalog.require(tx, input.name);
+    });
+  };
+  deleteObject = (idOrName: string, options: { force?: boolean } = {}) => this.write((core, tx) => deleteObject(core, tx, idOrName, options));
+  addAttribute = (object: string, spec: AttributeSpec, owner: Owner) => this.write((core, tx) => addAttribute(core, tx, object, spec, owner));
+  updateAttribute = (object: string, attribute: string, patch: AttributePatch) => this.write((core, tx) => updateAttribute(core, tx, object, attribute, patch));
+  deleteAttribute = (object: string, attribute: string) => this.write((core, tx) => deleteAttribute(core, tx, object, attribute));
+
+  // ------------------------------------------------------------------ records
+
+  createRecord = async (object: string, values: Record<string, unknown>, actor: Actor) => (await this.creates(object, [values], actor, false))[0]!;
+
+  bulkCreate = (object: string, list: Record<string, unknown>[], actor: Actor) => this.creates(object, list, actor, true);
+
+  /**
+   * A create whose insert a unique index refused: the batch rolled back, and the unique rule
+   * runs on the untouched table to name every offender (records.ts nameUniqueOffenders).
+   */
+  private async creates(object: string, bodies: unknown[], actor: Actor, bulk: boolean) {
+    let prepared: records.PreparedCreates | undefined;
+    try {
+      return await this.write(async (core, tx) => {
+        const o = await core.catalog.require(tx, object);
+        if (bulk) records.checkBatch(bodies, 'records', MAX_BULK_WRITE);
+        const p = records.prepareCreates(core, o, bodies, bulk);
+        prepared = p.prepared;
+        return records.writeCreates(core, tx, () => this.bound(core, tx), p.prepared, p.errors, actor);
+      });
+    } catch (err) {
+      if (!prepared || this.shared.backend.driver.classify(err) !== 'unique') throw err;
+      const p = prepared;
+      throw (await this.read((_core, ex) => records.nameUniqueOffenders(ex, p))) ?? err;
+    }
+  }
+
+  getRecord = (object: string, id: string) => this.read(async (core, ex) => records.getRecord(core, ex, await core.catalog.require(ex, object), id));
+
+  updateRecord = (object: string, id: string, patch: Record<string, unknown>, ifMatch: number | '*', _actor: Actor) =>
+    this.updates(object, [{ id, ifMatch, values: patch }], false).then((out) => out[0]!);
+
+  bulkUpdate = (object: string, items: BulkUpdateItem[], _actor: Actor) => this.updates(object, items, true);
+
+  private updates(object: string, items: BulkUpdateItem[] | records.UpdateItem[], bulk: boolean) {
+    return this.write(async (core, tx) => {
+      const o = await core.catalog.require(tx, object);
+      const list = bulk ? records.checkBulkUpdate(items as BulkUpdateItem[]) : (items as records.UpdateItem[]);
+      const rows = records.prepareUpdates(core, o, list, bulk);
+      return records.writeUpdates(core, tx, () => this.bound(core, tx), o, rows, bulk);
+    });
+  }
+
+  deleteRecord = (object: string, id: string) =>
+    this.write(async (core, tx) => {
+      await records.deleteRecord(core, tx, await core.catalog.require(tx, object), id);
+      return { id };
+    });
+
+  bulkDelete = (object: string, ids: string[]) =>
+    this.write(async (core, tx) => {
+      const o = await core.catalog.require(tx, object);
+      records.checkBulkDelete(ids);
+      return records.bulkDelete(core, tx, o, ids);
+    });
+
+  search = (object: string, input: SearchInput) => this.read(async (core, ex) => searchRecords(core, ex, await core.catalog.require(ex, object), input));
+
+  /** A read: the index is current with every committed write (engine/store/port.ts FulltextPort). */
+  globalSearch = (input: GlobalSearchInput) => this.read((core, ex) => core.fulltext.query(ex, input));
+
+  // ------------------------------------------------------------------ idempotency, keys
+
+  recallIdempotent = (scope: string, key: string, bodyHash: string) => this.read((_core, ex) => this.shared.idempotency.recall(ex, scope, key, bodyHash));
+  rememberIdempotent = (scope: string, key: string, bodyHash: string, answer: IdempotentAnswer) =>
+    this.write((_core, tx) => this.shared.idempotency.remember(tx, scope, key, bodyHash, answer));
+
+  createKey = (input: { name: string; role: string; scopes?: Scope[] | null }) =>
+    this.write(async (_core, tx) => Keys.create(tx, input, !isBuiltinRole(input.role) && (await roles.findRole(tx, input.role)) !== undefined));
+  listKeys = () => this.read((_core, ex) => Keys.list(ex));
+  revokeKey = (id: string) => this.write((_core, tx) => Keys.revoke(tx, id));
+  authenticate = async (secret: string) => {
+    const found = await this.read((_core, ex) => Keys.authenticate(ex, secret));
+    if (!found) return null;
+    // lastUsedAt, at most once a minute per key: the only write authenticating does.
+    if (found.touch) await this.write((_core, tx) => Keys.touch(tx, found.actor.keyId));
+    return found.actor;
+  };
+  countActiveKeys = () => this.read((_core, ex) => Keys.countActive(ex));
+  keysVersion = () => this.read((_core, ex) => Keys.version(ex));
+
+  // ------------------------------------------------------------------ custom roles
+
+  listRoles = () => this.read((_core, ex) => roles.listRoles(ex));
+  findRole = (name: string) => this.read((_core, ex) => roles.findRole(ex, name));
+
+  /** POST /roles: a runtime role over stored objects. */
+  createRole = async (name: string, decl: RoleDecl) => {
+    roles.refuseBuiltin(name);
+    roles.checkRoleName(name);
+    return this.write(async (core, tx) => {
+      if (await roles.findRole(tx, name)) throw new ServiceError('SCHEMA_CONFLICT', `A role named "${name}" already exists; change it with PUT /roles/${name}`);
+      roles.checkPermissionObjects(decl, [...(await core.catalog.objects(tx)).keys()]);
+      await roles.upsertRole(tx, name, decl, { kind: 'runtime' });
+      return (await roles.findRole(tx, name))!;
+    });
+  };
+
+  /** PUT /roles/:id: replaces a runtime role's definition. */
+  putRole = async (name: string, decl: RoleDecl) => {
+    roles.refuseBuiltin(name);
+    return this.write(async (core, tx) => {
+      const role = await roles.findRole(tx, name);
+      if (!role) throw roles.roleNotFound(name);
+      roles.refuseSourceOwned(role);
+      roles.checkPermissionObjects(decl, [...(await core.catalog.objects(tx)).keys()]);
+      await roles.upsertRole(tx, name, decl, role.owner);
+      return (await roles.findRole(tx, name))!;
+    });
+  };
+
+  deleteRole = async (name: string) => {
+    roles.refuseBuiltin(name);
+    await this.write(async (_core, tx) => {
+      const role = await roles.findRole(tx, name);
+      if (!role) throw roles.roleNotFound(name);
+      roles.refuseSourceOwned(role);
+      await roles.refuseIfKeysHold(tx, name);
+      await roles.dropRole(tx, name);
+    });
+  };
+
+  // ------------------------------------------------------------------ views, sources, sync
+
+  listViews = () => this.read((_core, ex) => loadViews(ex));
+  findView = (name: string) => this.read((_core, ex) => findView(ex, name));
+  putView = (name: string, decl: ViewDecl) => this.write(async (core, tx) => putRuntimeView(tx, name, checkRuntimeView(name, decl, await core.catalog.list(tx))));
+  deleteView = (name: string) => this.write((_core, tx) => deleteRuntimeView(tx, name));
+
+  /** A view's page: its filter and sort with the caller's limit and cursor, values cut to its columns. */
+  runView = (name: string, page: { limit?: number; cursor?: string }) =>
+    this.read(async (core, ex) => {
+      const view = await findView(ex, name);
+      if (!view) throw viewNotFound(name);
+      const result = await searchRecords(core, ex, await core.catalog.require(ex, view.object), {
+        ...(view.filter ? { filter: view.filter } : {}),
+        ...(view.sort ? { sort: view.sort } : {}),
+        ...page,
+      });
+      const columns = view.columns;
+      if (columns) {
+        for (const r of result.records) r.values = Object.fromEntries(columns.filter((c) => Object.hasOwn(r.values, c)).map((c) => [c, r.values[c]]));
+      }
+      return { ...result, view };
+    });
+
+  findSource = (id: string) => this.read((core, ex) => core.sources.find(ex, id));
+  sourceHistory = (id: string, options: { limit?: number; cursor?: string } = {}) => this.read((_core, ex) => listHistory(ex, id, options));
+  pushSource = (id: string, declaration: Declaration, options: PushOptions) =>
+    pushSource({ read: (fn) => this.read(fn), write: (fn) => this.write(fn) }, id, declaration, options);
+
+  // ------------------------------------------------------------------ for tests of the core
+
+  /** The data probe's answers, each read now (tests and benchmarks of the probe; not part of Store). */
+  facts = (): { [K in keyof DataFacts]: (...args: Parameters<DataFacts[K]>) => Promise<ReturnType<DataFacts[K]>> } => ({
+    recordCount: (object) => this.read((core, ex) => answer(core, ex, { kind: 'recordCount', object }) as Promise<number>),
+    nonNullCount: (object, attribute) => this.read((core, ex) => answer(core, ex, { kind: 'nonNullCount', object, attribute }) as Promise<number>),
+    violations: (object, attribute, next) => this.read((core, ex) => answer(core, ex, { kind: 'violations', object, attribute, next }) as Promise<Violation[]>),
+    documentCount: (object, attribute) => this.read((core, ex) => answer(core, ex, { kind: 'documentCount', object, attribute }) as Promise<number>),
+    recordSample: (object) => this.read((core, ex) => answer(core, ex, { kind: 'recordSample', object }) as Promise<string[]>),
+  });
+
+  /** `run` (a pure planner call) with the data probe's answers, read in one snapshot (benchmarks of the planner). */
+  probe = <T>(run: (facts: DataFacts) => T): Promise<T> => this.read((core, ex) => probeFor(core, ex, run));
+
+  /** One plan applied in one transaction, as a push applies it (tests of the applier; not part of Store). */
+  applyPlan = (plan: Plan, sourceId: string, declaration: Declaration) => this.write((core, tx) => applyPlan(core, tx, plan, sourceId, declaration));
+}

@@ -1,0 +1,96 @@
+import { toObjects, type AttributeRow, type ObjectRow } from '../sql/catalog-rows.js';
+import { tableIdent } from '../sql/idents.js';
+import { indexNotice } from '../sql/open.js';
+import { intColumn } from '../sql/rows.js';
+import type { Backend, Executor, FulltextPort, SchemaDdl } from '../port.js';
+import { CODECS } from './codecs.js';
+import { writeTransaction } from './database.js';
+import { addColumn, createRecordTable, dropColumn, dropRecordTable, rebuildColumn, renameColumn, renameRecordTable, syncIndex } from './ddl.js';
+import { sqliteDialect } from './dialect.js';
+import { SqliteDriver } from './driver.js';
+import { afterAttributeChange, afterObjectRename, beforeSchemaChange, dropObjectIndex, ensureDocumentTriggers, ensureSearchIndex } from './fulltext.js';
+import { runFulltext } from './fulltext-query.js';
+
+/**
+ * The embedded backend (engine/store/port.ts Backend) over one better-sqlite3 file.
+ *
+ * Its DDL and search-index upkeep are SQLite-only code that runs synchronously on the one
+ * connection: inside a transaction that connection IS the transaction (the driver's queue
+ * holds it from BEGIN IMMEDIATE to COMMIT, driver.ts), so the `tx` these members receive
+ * and the `db` they use are the same session. The index is kept by triggers (fulltext.ts),
+ * so the record-write hooks have nothing to do.
+ */
+export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } {
+  const driver = new SqliteDriver(path);
+  const db = driver.db;
+  // DDL re-reads the schema: statements prepared before it are prepared again (driver.ts).
+  const ddl = (fn: () => void): Promise<void> => {
+    fn();
+    driver.clearStatements();
+    return Promise.resolve();
+  };
+  const schema: SchemaDdl = {
+    createRecordTable: (_tx, object, attributes) => ddl(() => createRecordTable(db, object, attributes)),
+    dropRecordTable: (_tx, object) => ddl(() => dropRecordTable(db, object)),
+    renameRecordTable: (_tx, from, to) => ddl(() => renameRecordTable(db, from, to)),
+    addColumn: (_tx, object, spec) => ddl(() => addColumn(db, object, spec)),
+    dropColumn: (_tx, object, attributeId, name) => ddl(() => dropColumn(db, object, attributeId, name)),
+    renameColumn: (_tx, object, from, to) => ddl(() => renameColumn(db, object, from, to)),
+    syncIndex: (_tx, object, attributeId, spec, fresh) => ddl(() => syncIndex(db, object, attributeId, spec, fresh)),
+    changeColumnType: (_tx, object, attributeId, from, to) => ddl(() => rebuildColumn(db, object, attributeId, from, to)),
+  };
+  const sync = (fn: () => void): Promise<void> => {
+    fn();
+    return Promise.resolve();
+  };
+  const fulltext: FulltextPort = {
+    ensure: (_tx, objects) => {
+      const built = ensureSearchIndex(db, objects);
+      if (!built) ensureDocumentTriggers(db);
+      return Promise.resolve(built);
+    },
+    beforeSchemaChange: (_tx, object) => ddl(() => beforeSchemaChange(db, object)),
+    afterAttributeChange: (_tx, o, oldName, newName) => ddl(() => afterAttributeChange(db, o, oldName, newName)),
+    afterObjectRename: (_tx, from, o) => ddl(() => afterObjectRename(db, from, o)),
+    dropObject: (_tx, object) => ddl(() => dropObjectIndex(db, object)),
+    // Record writes are indexed by the record tables' triggers, in the same statement.
+    beginBulk: () => sync(() => undefined),
+    endBulk: () => sync(() => undefined),
+    query: (_ex, input) => Promise.resolve(runFulltext(db, input)),
+  };
+  return {
+    name: 'sqlite',
+    driver,
+    dialect: sqliteDialect,
+    codecs: CODECS,
+    ddl: schema,
+    fulltext,
+    // openDatabase (database.ts) created the meta tables when the driver opened the file.
+    setup: () => Promise.resolve(),
+    // Moves on every commit by another connection (never this one's): another process changed the schema, perhaps.
+    catalogToken: (ex: Executor) => ex.get<{ data_version: number }>('PRAGMA data_version').then((r) => r?.data_version),
+  };
+}
+
+
+/**
+ * What opening does on SQLite (engine/store/sql/open.ts openCore, the same steps), run
+ * synchronously before the store is handed out. A second store on the same file in the same
+ * process (tests, a CLI inside a server's process) would otherwise block the thread on the
+ * write lock while this one holds it across an await: the busy wait can never end.
+ */
+export function openSearchIndexNow(db: SqliteDriver['db'], notice: ((line: string) => void) | undefined): void {
+  const say = notice ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  writeTransaction(db, () => {
+    const objects = [...toObjects(
+      db.prepare('SELECT * FROM _ss_objects ORDER BY position, name').all() as ObjectRow[],
+      db.prepare('SELECT * FROM _ss_attributes ORDER BY system DESC, position').all() as AttributeRow[],
+    ).values()];
+    const had = (db.prepare("SELECT value FROM _ss_meta WHERE key = 'search_layout'").get() as { value: string } | undefined)?.value;
+    const records = objects.reduce((n, o) => n + intColumn(db.prepare(`SELECT COUNT(*) AS n FROM ${tableIdent(o.name)}`).get(), 'n'), 0);
+    const built = ensureSearchIndex(db, objects);
+    if (!built) ensureDocumentTriggers(db);
+    const line = indexNotice(built, had, records, objects.length);
+    if (line) say(line);
+  });
+}
