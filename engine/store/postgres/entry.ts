@@ -1,23 +1,26 @@
-import pg from 'pg';
-import type { Store } from '../types.js';
+import { openBackendStore } from '../index.js';
+import type { RateCounter, Store } from '../types.js';
+import { openPostgresBackend } from './backend.js';
+import { maskDatabaseUrl } from './connect-error.js';
+import { PostgresRateCounter } from './rate-counter.js';
 
 /**
- * How engine/store/open.ts reaches the PostgreSQL backend. Until the backend's store is
- * wired in (engine/store/postgres/ of issue 15's backend part), this checks that the
- * database can be reached and logged in to — so `--database` already fails the way it must
- * for a wrong URL, host or password — and then refuses to start.
+ * How engine/store/open.ts reaches the PostgreSQL backend (contract.md §8): the pool, the
+ * setup of an empty (or older) database in one transaction, then the backend-neutral Store,
+ * with the rate-limit counter every process on this database shares.
  */
-/** Whether openPostgres opens a store yet (the test suite's PostgreSQL project runs only then). */
-export const POSTGRES_STORE_READY: boolean = false;
-
 export async function openPostgres(options: { url: string; filesDir: string }): Promise<Store> {
-  const client = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: 10_000 });
-  // A refused connection is also emitted as 'error'; the rejected connect() reports it.
-  client.on('error', () => undefined);
+  const backend = openPostgresBackend({ url: options.url });
+  let store: Store;
   try {
-    await client.connect();
-  } finally {
-    await client.end().catch(() => undefined);
+    // `path` names where the data lives in messages: never the password.
+    store = await openBackendStore(backend, { path: maskDatabaseUrl(options.url) });
+  } catch (err) {
+    await backend.driver.close().catch(() => undefined);
+    throw err;
   }
-  throw new Error('this build has no PostgreSQL backend yet (only the SQLite one): start without --database');
+  const rateCounter: RateCounter = new PostgresRateCounter(backend.driver);
+  // The Store's optional member (engine/store/types.ts), set once before anyone holds the store.
+  Object.defineProperty(store, 'rateCounter', { value: rateCounter, enumerable: true });
+  return store;
 }

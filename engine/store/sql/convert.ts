@@ -39,6 +39,6 @@ export function decodeColumn(codecs: Record<AttributeType, Codec>, column: unkno
 export function encodeOperand(codecs: Record<AttributeType, Codec>, value: unknown, element: boolean, spec: AttributeSpec): Param {
   if (value === null) return null;
   const codec = codecs[spec.type];
-  if (element) return codec.element ? codec.element(value) : (value as Param);
+  if (element) return codec.element ? codec.element(value, spec) : (value as Param);
   return codec.encode(value, spec);
 }
