@@ -74,9 +74,37 @@ export class RateLimiter {
    */
   hit(bucket: Bucket, ip: string): void | Promise<void> {
     const now = this.now();
-    const taken = this.counter.take(bucket, ip, now - (now % RATE_WINDOW_MS));
+    const windowStart = now - (now % RATE_WINDOW_MS);
+    if (this.spent.size > 0 && this.isSpent(bucket, ip, windowStart)) throw new ThrottledError();
+    const taken = this.counter.take(bucket, ip, windowStart);
     if (typeof taken === 'number') return this.check(bucket, taken);
-    return taken.then((count) => this.check(bucket, count));
+    return taken.then((count) => {
+      // A shared count only grows within its window: once this process has seen it over the
+      // budget, it refuses that IP until the window ends without asking the database again,
+      // so a flood costs the database one statement per process, not one per request.
+      if (count > this.limits[bucket]) this.markSpent(bucket, ip, windowStart);
+      this.check(bucket, count);
+    });
+  }
+
+  /** (bucket, ip) pairs a shared counter has reported over budget, for the window in `spentWindow`. */
+  private readonly spent = new Set<string>();
+  private spentWindow = 0;
+
+  private isSpent(bucket: Bucket, ip: string, windowStart: number): boolean {
+    if (windowStart !== this.spentWindow) {
+      this.spent.clear();
+      return false;
+    }
+    return this.spent.has(`${bucket}\u0000${ip}`);
+  }
+
+  private markSpent(bucket: Bucket, ip: string, windowStart: number): void {
+    if (windowStart !== this.spentWindow) {
+      this.spent.clear();
+      this.spentWindow = windowStart;
+    }
+    this.spent.add(`${bucket}\u0000${ip}`);
   }
 
   private check(bucket: Bucket, count: number): void {

@@ -62,4 +62,26 @@ describe('PostgresRateCounter', () => {
     now += 60_000;
     await expect(Promise.resolve(limiters[2]!.hit('search', '10.1.1.1'))).resolves.toBeUndefined();
   });
+
+  it('a process that has seen an IP over budget refuses it without asking the database again until the window ends', async () => {
+    let now = 60_000 * 4_000 + 5;
+    const limiter = new RateLimiter({ counter: new PostgresRateCounter(drivers[0]!), now: () => now });
+    const stored = async () => Number((await drivers[1]!.get<{ count: number }>("SELECT count FROM _ss_rate WHERE bucket = 'ai' AND ip = '10.2.2.2' AND window_start = ?", [now - (now % 60_000)]))?.count ?? 0);
+    const outcome = async () => {
+      try {
+        await limiter.hit('ai', '10.2.2.2');
+        return 'ok';
+      } catch (err) {
+        return (err as Error).constructor.name;
+      }
+    };
+    for (let i = 0; i < 5; i++) expect(await outcome()).toBe('ok');
+    expect(await outcome()).toBe('ThrottledError');
+    expect(await stored()).toBe(6);
+    for (let i = 0; i < 20; i++) expect(await outcome()).toBe('ThrottledError');
+    expect(await stored()).toBe(6);
+    now += 60_000;
+    expect(await outcome()).toBe('ok');
+    expect(await stored()).toBe(1);
+  });
 });
