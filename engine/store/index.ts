@@ -1,12 +1,15 @@
 import { dirname, join } from 'node:path';
 import { BlobStore } from './blobs.js';
 import type { Backend } from './port.js';
+import { openPostgresBackend } from './postgres/backend.js';
+import { maskDatabaseUrl } from './postgres/connect-error.js';
+import { PostgresRateCounter } from './postgres/rate-counter.js';
 import { openCore } from './sql/open.js';
 import { SqlStore, type FilesPart } from './sql/store.js';
 import { openSearchIndexNow, sqliteBackend } from './sqlite/backend.js';
 import { classifySqliteError, type SqliteDriver } from './sqlite/driver.js';
 import { FilesEngine } from './sqlite/files.js';
-import type { Store } from './types.js';
+import type { RateCounter, Store } from './types.js';
 
 /**
  * The store's entry point (architecture.md "The backend port"): the backend-neutral Store
@@ -67,6 +70,29 @@ export function openSqliteStore(options: OpenStoreOptions): { store: SqlStore; d
 export async function openBackendStore(backend: Backend, options: { path: string; notice?: (line: string) => void }): Promise<Store> {
   const store = SqlStore.open(backend, { path: options.path, open: (core) => openCore(core, options.notice) });
   await store.ready();
+  return store;
+}
+
+/**
+ * The PostgreSQL store (issue 15, contract.md §8): the same Store over a pool on `url`. The
+ * first transaction sets an empty database up, or brings an older layout forward
+ * (engine/store/postgres/setup.ts); a database that cannot be reached or refuses the login
+ * fails here with the driver's error (classify: 'unavailable'), the pool closed. It carries
+ * the rate-limit counter every process on the database shares. No files API yet (see above).
+ */
+export async function openPostgresStore(options: { url: string; max?: number; notice?: (line: string) => void }): Promise<Store> {
+  const backend = openPostgresBackend({ url: options.url, ...(options.max === undefined ? {} : { max: options.max }) });
+  let store: Store;
+  try {
+    // `path` names where the data lives in messages: never the password.
+    store = await openBackendStore(backend, { path: maskDatabaseUrl(options.url), ...(options.notice ? { notice: options.notice } : {}) });
+  } catch (err) {
+    await backend.driver.close().catch(() => {});
+    throw err;
+  }
+  const rateCounter: RateCounter = new PostgresRateCounter(backend.driver);
+  // The Store's optional member (engine/store/types.ts), set before anyone holds the store.
+  Object.defineProperty(store, 'rateCounter', { value: rateCounter, enumerable: true });
   return store;
 }
 

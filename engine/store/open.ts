@@ -1,7 +1,6 @@
-import { openStore } from './index.js';
+import { openPostgresStore, openStore } from './index.js';
 import { describeConnectFailure, parseDatabaseUrl, DatabaseUnavailableError } from './postgres/connect-error.js';
 import { classifyPostgresError } from './postgres/driver.js';
-import { openPostgres } from './postgres/entry.js';
 import type { Store } from './types.js';
 
 export { DatabaseUnavailableError, maskDatabaseUrl, parseDatabaseUrl } from './postgres/connect-error.js';
@@ -27,7 +26,9 @@ export async function openStoreAt(location: StoreLocation): Promise<Store> {
   const url = parseDatabaseUrl(location.database);
   if ('problem' in url) throw new DatabaseUnavailableError(`the database URL ${url.problem}`, 'Pass --database postgres://user:password@host:5432/database.');
   try {
-    return await openPostgres({ url: url.url, filesDir: location.filesDir });
+    // File bytes: the PostgreSQL store has no files API yet (engine/store/index.ts), so
+    // `filesDir` is not handed over and the file routes answer 503 there.
+    return await openPostgresStore({ url: url.url });
   } catch (err) {
     throw describeConnectFailure(url, err) ?? err;
   }

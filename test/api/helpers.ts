@@ -47,10 +47,22 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+const postgresByDataDir = new Map<string, string>();
+
+/**
+ * The store of the vitest project's backend (test/support/backend.ts): the SQLite file under
+ * `dataDir`, or a database of the run's PostgreSQL cluster (test/support/postgres-global.ts)
+ * opened the way `serve --database` opens it (engine/store/open.ts), file bytes under `dataDir`.
+ */
 export async function openTempStore(dataDir: string): Promise<Store> {
   if (testBackend() === 'sqlite') return openStore({ path: join(dataDir, 'schemasync.db') });
-  // A database of its own per store (the cluster is removed with everything on it at the end).
-  const { url } = await createTestDatabase('api');
+  // One database per data folder: a store opened again on the same folder (a restart)
+  // finds the data it left, as the SQLite file under the folder would.
+  let url = postgresByDataDir.get(dataDir);
+  if (url === undefined) {
+    url = (await createTestDatabase('api')).url;
+    postgresByDataDir.set(dataDir, url);
+  }
   return openStoreAt({ path: join(dataDir, 'schemasync.db'), filesDir: join(dataDir, 'files'), database: url });
 }
 

@@ -14,9 +14,11 @@ import type { Param } from '../port.js';
  * - integer: bigint (SQLite INTEGER is 64-bit); number: double precision (SQLite REAL).
  * - boolean: boolean, bound as 1/0 (boolean input accepts them) and read back as 1/0 by
  *   the driver's type parser (driver.ts), so the shared SQL sees what SQLite gives.
- * - Lists and any JSON: jsonb, so filters test membership with `@>` (dialect.ts). jsonb
- *   keeps JSON's value, not its text: an object's keys come back in jsonb's order.
- * - Relation and document ids: one id as text, several (`multiple`) as a jsonb list.
+ * - Lists and any JSON: their JSON text, as SQLite keeps it, cast to jsonb where a filter
+ *   tests membership (dialect.ts). Not a jsonb column: jsonb keeps JSON's value but not its
+ *   text (an object's keys come back reordered: `{"z":1,"a":2}` reads `{"a":2,"z":1}`), and
+ *   sorting on such a column would follow jsonb's order instead of SQLite's text order.
+ * - Relation and document ids: one id as text, several (`multiple`) as a JSON list.
  */
 export interface Codec {
   /** The column's type in CREATE/ALTER TABLE. */
@@ -30,17 +32,15 @@ export interface Codec {
 }
 
 const TEXT = 'text COLLATE "C"';
-const JSONB = 'jsonb';
 
 const asIs: Codec = { column: TEXT, encode: (value) => value as string, decode: (value) => value };
 const numeric = (column: string): Codec => ({ column, encode: (value) => value as number, decode: (value) => Number(value) });
 const jsonValue: Codec = {
-  column: JSONB,
+  column: TEXT,
   encode: (value) => JSON.stringify(value),
   decode: (value) => JSON.parse(String(value)),
   element: (value) => JSON.stringify(value),
 };
-/** The column type depends on `multiple`; `column` is the single form (columnType() picks). */
 const ids: Codec = {
   column: TEXT,
   encode: (value, spec) => (spec.multiple ? JSON.stringify(value) : String(value)),
@@ -64,26 +64,7 @@ export const CODECS: Record<AttributeType, Codec> = {
   document: ids,
 };
 
-/** The column type of an attribute: `multiple` relations and documents hold a jsonb list. */
-export function columnType(spec: Pick<AttributeSpec, 'type' | 'multiple'>): string {
-  if ((spec.type === 'relation' || spec.type === 'document') && spec.multiple) return JSONB;
+/** The column type of an attribute. */
+export function columnType(spec: Pick<AttributeSpec, 'type'>): string {
   return CODECS[spec.type].column;
-}
-
-/** Column value → API value; null stays null. */
-export function decodeColumn(column: unknown, spec: AttributeSpec): unknown {
-  return column === null || column === undefined ? null : CODECS[spec.type].decode(column, spec);
-}
-
-/** API value → column value; null stays null. */
-export function encodeColumn(value: unknown, spec: AttributeSpec): Param {
-  return value === null || value === undefined ? null : CODECS[spec.type].encode(value, spec);
-}
-
-/** A checked filter operand (engine/model/filter-operand.ts) as the column, or one list element, compares. */
-export function encodeOperand(value: unknown, element: boolean, spec: AttributeSpec): Param {
-  if (value === null) return null;
-  const codec = CODECS[spec.type];
-  if (element) return codec.element ? codec.element(value, spec) : (value as Param);
-  return codec.encode(value, spec);
 }

@@ -1,9 +1,9 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
 import type { Executor, Param, SchemaDdl } from '../port.js';
-import { columnType } from './codecs.js';
-import { convertColumnValue } from './convert.js';
-import { pgIndexIdent, pgTableIdent } from './idents.js';
+import { convertColumnValue } from '../sql/convert.js';
+import { indexIdent, tableIdent } from '../sql/idents.js';
+import { CODECS, columnType } from './codecs.js';
 
 /**
  * DDL for record tables in PostgreSQL (engine/store/port.ts SchemaDdl), inside the caller's
@@ -24,39 +24,39 @@ export const postgresDdl: SchemaDdl = {
   async createRecordTable(tx, object, attributes) {
     const cols = attributes.map((a) => `, ${sqlIdent(a.name)} ${columnType(a)}`).join('');
     await tx.exec(
-      `CREATE TABLE ${pgTableIdent(object)} ("_ss_seq" bigint GENERATED ALWAYS AS IDENTITY, id ${TEXT} PRIMARY KEY, ` +
+      `CREATE TABLE ${tableIdent(object)} ("_ss_seq" bigint GENERATED ALWAYS AS IDENTITY, id ${TEXT} PRIMARY KEY, ` +
         `version bigint NOT NULL, created_at ${TEXT} NOT NULL, updated_at ${TEXT} NOT NULL, created_by ${TEXT}${cols})`,
     );
   },
 
   async dropRecordTable(tx, object) {
-    await tx.exec(`DROP TABLE IF EXISTS ${pgTableIdent(object)}`);
+    await tx.exec(`DROP TABLE IF EXISTS ${tableIdent(object)}`);
   },
 
   async renameRecordTable(tx, from, to) {
     // PostgreSQL names a new table's implicit objects (primary key index, identity sequence)
     // avoiding existing names, so a later object under the old name does not collide.
-    await tx.exec(`ALTER TABLE ${pgTableIdent(from)} RENAME TO ${pgTableIdent(to)}`);
+    await tx.exec(`ALTER TABLE ${tableIdent(from)} RENAME TO ${tableIdent(to)}`);
   },
 
   async addColumn(tx, object, spec) {
-    await tx.exec(`ALTER TABLE ${pgTableIdent(object)} ADD COLUMN ${sqlIdent(spec.name)} ${columnType(spec)}`);
+    await tx.exec(`ALTER TABLE ${tableIdent(object)} ADD COLUMN ${sqlIdent(spec.name)} ${columnType(spec)}`);
   },
 
   async dropColumn(tx, object, attributeId, name) {
-    await tx.exec(`DROP INDEX IF EXISTS ${pgIndexIdent(attributeId)}`);
-    await tx.exec(`ALTER TABLE ${pgTableIdent(object)} DROP COLUMN ${sqlIdent(name)}`);
+    await tx.exec(`DROP INDEX IF EXISTS ${indexIdent(attributeId)}`);
+    await tx.exec(`ALTER TABLE ${tableIdent(object)} DROP COLUMN ${sqlIdent(name)}`);
   },
 
   /** Indexes refer to columns by position, not name: they follow the rename. */
   async renameColumn(tx, object, from, to) {
-    await tx.exec(`ALTER TABLE ${pgTableIdent(object)} RENAME COLUMN ${sqlIdent(from)} TO ${sqlIdent(to)}`);
+    await tx.exec(`ALTER TABLE ${tableIdent(object)} RENAME COLUMN ${sqlIdent(from)} TO ${sqlIdent(to)}`);
   },
 
   async syncIndex(tx, object, attributeId, spec, fresh) {
-    const ix = pgIndexIdent(attributeId);
+    const ix = indexIdent(attributeId);
     if (!fresh) await tx.exec(`DROP INDEX IF EXISTS ${ix}`);
-    const on = `${pgTableIdent(object)} (${sqlIdent(spec.name)})`;
+    const on = `${tableIdent(object)} (${sqlIdent(spec.name)})`;
     if (spec.unique) await tx.exec(`CREATE UNIQUE INDEX ${ix} ON ${on}`);
     else if (spec.type === 'relation') await tx.exec(`CREATE INDEX ${ix} ON ${on}`);
   },
@@ -77,18 +77,18 @@ const CONVERT_CHUNK = 5000;
  * again in SQL, a second definition of every rule.
  */
 async function changeColumnType(tx: Executor, object: string, attributeId: string, from: AttributeSpec, to: AttributeSpec): Promise<void> {
-  const table = pgTableIdent(object);
+  const table = tableIdent(object);
   const col = sqlIdent(from.name);
   const tmp = '"_ss_convert"';
   const type = columnType(to);
   // CAST names a type without its collation; the new column carries the collation.
   const castTo = type.replace(/ COLLATE "C"$/, '');
-  await tx.exec(`DROP INDEX IF EXISTS ${pgIndexIdent(attributeId)}`);
+  await tx.exec(`DROP INDEX IF EXISTS ${indexIdent(attributeId)}`);
   const rows = await tx.all<{ id: string; v: unknown }>(`SELECT id, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL ORDER BY "_ss_seq"`);
   await tx.exec(`ALTER TABLE ${table} ADD COLUMN ${tmp} ${type}`);
   const converted: [string, string | null][] = [];
   for (const r of rows) {
-    const v = convertColumnValue(r.v, from, to);
+    const v = convertColumnValue(CODECS, r.v, from, to);
     if (v !== undefined && v !== null) converted.push([r.id, textOf(v)]);
   }
   for (let i = 0; i < converted.length; i += CONVERT_CHUNK) {

@@ -8,22 +8,23 @@ import type { Dialect, OrderKey } from '../port.js';
  */
 export const postgresDialect: Dialect = {
   placeholder: () => '?',
-  // List columns are jsonb (codecs.ts) and list operands are JSON text of one primitive
-  // (`element`): `@>` is true when the array holds an element equal to it (PostgreSQL's
-  // "an array may contain a primitive value" rule) and, for a json attribute holding one
-  // primitive, when it is equal — json_each's answers in SQLite. (SQLite also looks into an
-  // object's values and equates true with 1; PostgreSQL compares JSON values exactly.)
+  // List columns hold JSON text (codecs.ts), read as jsonb here. List operands are the JSON
+  // text of one primitive (`element`): `@>` is true when the array holds an element equal to
+  // it (PostgreSQL's "an array may contain a primitive value" rule) and, for a json
+  // attribute holding one primitive, when it is equal — json_each's answers in SQLite.
+  // (SQLite also looks into an object's values and equates true with 1; PostgreSQL compares
+  // JSON values exactly.)
   listContainsAny: (column, params) =>
     params.length === 1
-      ? `${column} @> ${params[0]!}::jsonb`
-      : `${column} @> ANY (ARRAY[${params.map((p) => `${p}::jsonb`).join(', ')}])`,
-  // Lists of ids (relation/document `multiple`) are jsonb arrays of strings; a set is text.
+      ? `(${column})::jsonb @> ${params[0]!}::jsonb`
+      : `(${column})::jsonb @> ANY (ARRAY[${params.map((p) => `${p}::jsonb`).join(', ')}])`,
+  // Lists of ids (relation/document `multiple`) are JSON arrays of strings; a set is text.
   jsonListSet: (param) => `(SELECT jsonb_array_elements_text(${param}::jsonb))`,
-  listHasAnyIn: (column, set) => `EXISTS (SELECT 1 FROM jsonb_array_elements_text(${column}) AS e(v) WHERE e.v IN ${set})`,
-  listAllIn: (column, set) => `NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(${column}) AS e(v) WHERE e.v NOT IN ${set})`,
+  listHasAnyIn: (column, set) => `EXISTS (SELECT 1 FROM jsonb_array_elements_text((${column})::jsonb) AS e(v) WHERE e.v IN ${set})`,
+  listAllIn: (column, set) => `NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text((${column})::jsonb) AS e(v) WHERE e.v NOT IN ${set})`,
   // jsonb_agg over no rows is NULL: an emptied list becomes NULL, as SQLite's NULLIF(…, '[]').
   listWithout: (column, set) =>
-    `(SELECT jsonb_agg(e.v ORDER BY e.i) FROM jsonb_array_elements(${column}) WITH ORDINALITY AS e(v, i) WHERE (e.v #>> '{}') NOT IN ${set})`,
+    `(SELECT jsonb_agg(e.v ORDER BY e.i)::text FROM jsonb_array_elements((${column})::jsonb) WITH ORDINALITY AS e(v, i) WHERE (e.v #>> '{}') NOT IN ${set})`,
   notOrNull: (condition) => `NOT COALESCE((${condition}), FALSE)`,
   // Record tables carry a hidden identity column (ddl.ts): PostgreSQL has no rowid.
   insertionOrder: '"_ss_seq"',

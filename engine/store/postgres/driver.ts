@@ -63,7 +63,7 @@ export class PostgresDriver implements Driver {
   private readonly direct: Executor;
 
   constructor(options: PostgresDriverOptions) {
-    this.pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10, types, connectionTimeoutMillis: 10_000 });
+    this.pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10, types, connectionTimeoutMillis: 10_000, application_name: 'schemasync' });
     const onIdle = options.onIdleError ?? (() => {});
     this.pool.on('error', (err) => onIdle(err));
     this.direct = this.over(this.pool);

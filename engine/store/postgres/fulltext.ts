@@ -1,7 +1,7 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import type { StoredObject } from '../../model/stored.js';
 import type { Executor, FulltextPort } from '../port.js';
-import { pgTableIdent } from './idents.js';
+import { tableIdent } from '../sql/idents.js';
 import { runFulltext } from './fulltext-query.js';
 
 /**
@@ -16,8 +16,8 @@ import { runFulltext } from './fulltext-query.js';
  *   unaccent (the contrib files missing, or no right to create an extension) accents do not
  *   fold; `ensure` returns the setup's notice so the store can say so.
  * - Maintained by triggers, in the transaction of the write that changes the text: one
- *   generic PL/pgSQL function on every record table (the object and its text-like
- *   attributes are the trigger's arguments, so a schema change re-creates two triggers,
+ *   set of generic PL/pgSQL functions on every record table (the object and its text-like
+ *   attributes are the trigger's arguments, so a schema change re-creates three triggers,
  *   no code), and one on `_ss_documents`. A commit changes both, a rollback neither.
  * - Schema changes: the core calls beforeSchemaChange before its DDL (a trigger naming a
  *   column about to be dropped would block the DROP) and afterAttributeChange /
@@ -54,9 +54,11 @@ CREATE INDEX _ss_search_tsv ON _ss_search USING gin (tsv);
 `;
 
 /**
- * The record tables' trigger function. TG_ARGV: the object's name, then its text-like
+ * The record tables' trigger functions. TG_ARGV: the object's name, then its text-like
  * attributes (`m:` before a multiselect, whose options are indexed joined by ", " as in
- * SQLite). The row is read through to_jsonb(NEW), so one function serves every table.
+ * SQLite), so one function serves every table. Updates: per row (only when an indexed
+ * column changes), the row read through to_jsonb(NEW). Inserts and deletes: per statement,
+ * set-based over the transition table (attribute names quoted by format's %I).
  */
 const FUNCTIONS_SQL = `
 CREATE OR REPLACE FUNCTION _ss_search_row() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -74,7 +76,7 @@ BEGIN
       a := TG_ARGV[i];
       IF left(a, 2) = 'm:' THEN
         a := substr(a, 3);
-        SELECT string_agg(e, ', ') INTO t FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(r -> a) = 'array' THEN r -> a ELSE '[]'::jsonb END) AS e;
+        SELECT string_agg(e, ', ') INTO t FROM jsonb_array_elements_text((r ->> a)::jsonb) AS e;
       ELSE
         t := r ->> a;
       END IF;
@@ -83,6 +85,29 @@ BEGIN
       END IF;
     END LOOP;
   END IF;
+  RETURN NULL;
+END
+$fn$;
+CREATE OR REPLACE FUNCTION _ss_search_stmt() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+  a text;
+  t text;
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM _ss_search WHERE object = TG_ARGV[0] AND document_id IS NULL AND record_id IN (SELECT id FROM _ss_old);
+    RETURN NULL;
+  END IF;
+  FOR i IN 1 .. TG_NARGS - 1 LOOP
+    a := TG_ARGV[i];
+    IF left(a, 2) = 'm:' THEN
+      a := substr(a, 3);
+      t := format('(SELECT string_agg(e, '', '') FROM jsonb_array_elements_text((n.%I)::jsonb) AS e)', a);
+    ELSE
+      t := format('n.%I', a);
+    END IF;
+    EXECUTE format('INSERT INTO _ss_search(object, record_id, attribute, text) SELECT $1, n.id, $2, x.t FROM _ss_new AS n, LATERAL (SELECT %s AS t) AS x WHERE x.t IS NOT NULL AND x.t <> %L ORDER BY n."_ss_seq"', t, '')
+      USING TG_ARGV[0], a;
+  END LOOP;
   RETURN NULL;
 END
 $fn$;
@@ -132,10 +157,10 @@ async function ensureConfig(tx: Executor): Promise<boolean> {
 }
 
 async function dropTriggers(tx: Executor, object: string): Promise<void> {
-  const table = pgTableIdent(object);
+  const table = tableIdent(object);
   const exists = await tx.get<{ t: string | null }>('SELECT to_regclass(?) AS t', [table]);
   if (!exists?.t) return;
-  await tx.exec(`DROP TRIGGER IF EXISTS _ss_search_row ON ${table}; DROP TRIGGER IF EXISTS _ss_search_upd ON ${table}`);
+  await tx.exec(`DROP TRIGGER IF EXISTS _ss_search_ins ON ${table}; DROP TRIGGER IF EXISTS _ss_search_del ON ${table}; DROP TRIGGER IF EXISTS _ss_search_upd ON ${table}`);
 }
 
 /** The record table's triggers for its current text-like attributes (none: no triggers). */
@@ -143,9 +168,14 @@ async function objectTriggers(tx: Executor, o: StoredObject): Promise<void> {
   await dropTriggers(tx, o.name);
   const attrs = textAttributes(o);
   if (attrs.length === 0) return;
-  const table = pgTableIdent(o.name);
+  const table = tableIdent(o.name);
   const args = [lit(o.name), ...attrs.map((a) => lit(a.type === 'multiselect' ? `m:${a.name}` : a.name))].join(', ');
-  await tx.exec(`CREATE TRIGGER _ss_search_row AFTER INSERT OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION _ss_search_row(${args})`);
+  // Inserts and deletes once per statement over its transition table: a bulk create of
+  // 10,000 rows indexes them in one INSERT … SELECT per attribute, not 10,000 trigger calls
+  // (10,000 rows of two text attributes, best of 4 on a loaded 2-core machine: 534 ms, against
+  // 832 ms with row triggers and 191 ms with no index at all).
+  await tx.exec(`CREATE TRIGGER _ss_search_ins AFTER INSERT ON ${table} REFERENCING NEW TABLE AS _ss_new FOR EACH STATEMENT EXECUTE FUNCTION _ss_search_stmt(${args})`);
+  await tx.exec(`CREATE TRIGGER _ss_search_del AFTER DELETE ON ${table} REFERENCING OLD TABLE AS _ss_old FOR EACH STATEMENT EXECUTE FUNCTION _ss_search_stmt(${args})`);
   // Only a change of an indexed column re-indexes (a relation or number update costs nothing here).
   const cols = attrs.map((a) => `"${a.name}"`).join(', ');
   await tx.exec(`CREATE TRIGGER _ss_search_upd AFTER UPDATE OF ${cols} ON ${table} FOR EACH ROW EXECUTE FUNCTION _ss_search_row(${args})`);
@@ -153,10 +183,10 @@ async function objectTriggers(tx: Executor, o: StoredObject): Promise<void> {
 
 /** Index the stored values of some text-like attributes of `o`. */
 async function fillAttributes(tx: Executor, o: StoredObject, attrs: readonly AttributeSpec[]): Promise<void> {
-  const table = pgTableIdent(o.name);
+  const table = tableIdent(o.name);
   for (const a of attrs) {
     const col = `r."${a.name}"`;
-    const text = a.type === 'multiselect' ? `(SELECT string_agg(e, ', ') FROM jsonb_array_elements_text(${col}) AS e)` : col;
+    const text = a.type === 'multiselect' ? `(SELECT string_agg(e, ', ') FROM jsonb_array_elements_text((${col})::jsonb) AS e)` : col;
     await tx.run(
       `INSERT INTO _ss_search(object, record_id, attribute, text) SELECT ?, r.id, ?, x.t FROM ${table} AS r, LATERAL (SELECT ${text} AS t) AS x WHERE x.t IS NOT NULL AND x.t <> '' ORDER BY r."_ss_seq"`,
       [o.name, a.name],

@@ -25,6 +25,16 @@ import type { Executor } from '../port.js';
 
 const T = 'text COLLATE "C"';
 
+/** Views and roles: a declaration (JSON text) by name, with its owner. */
+const owned = (table: string): string => `CREATE TABLE IF NOT EXISTS ${table} (
+  name ${T} PRIMARY KEY,
+  decl ${T} NOT NULL,
+  owner_kind ${T} NOT NULL,
+  owner_id ${T},
+  created_at ${T} NOT NULL,
+  updated_at ${T} NOT NULL
+);`;
+
 /** Step n brings layout n-1 to n. Append only; never edit a released step. */
 const LAYOUT: readonly string[] = [
   // 1: the store's meta layer
@@ -55,22 +65,8 @@ CREATE TABLE IF NOT EXISTS _ss_attributes (
   updated_at ${T} NOT NULL,
   UNIQUE (object_id, name)
 );
-CREATE TABLE IF NOT EXISTS _ss_views (
-  name ${T} PRIMARY KEY,
-  decl ${T} NOT NULL,
-  owner_kind ${T} NOT NULL,
-  owner_id ${T},
-  created_at ${T} NOT NULL,
-  updated_at ${T} NOT NULL
-);
-CREATE TABLE IF NOT EXISTS _ss_roles (
-  name ${T} PRIMARY KEY,
-  decl ${T} NOT NULL,
-  owner_kind ${T} NOT NULL,
-  owner_id ${T},
-  created_at ${T} NOT NULL,
-  updated_at ${T} NOT NULL
-);
+${owned('_ss_views')}
+${owned('_ss_roles')}
 CREATE TABLE IF NOT EXISTS _ss_sources (
   id ${T} PRIMARY KEY,
   version bigint NOT NULL,

@@ -126,7 +126,7 @@ export class Catalog {
     if (!this.changed) {
       this.changed = true;
       await tx.run(
-        "INSERT INTO _ss_meta (key, value) VALUES ('catalog_version', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+        "INSERT INTO _ss_meta (key, value) VALUES ('catalog_version', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(_ss_meta.value AS INTEGER) + 1 AS TEXT)",
       );
     }
     if (!this.own) {

@@ -59,7 +59,7 @@ export function requireKeyRole(role: string, customExists: (name: string) => boo
  * cache it drops on seeing the change cannot re-admit the key as it was.
  */
 export async function bumpKeysVersion(tx: Executor): Promise<void> {
-  await tx.run("INSERT INTO _ss_meta (key, value) VALUES ('keys_version', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)");
+  await tx.run("INSERT INTO _ss_meta (key, value) VALUES ('keys_version', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(_ss_meta.value AS INTEGER) + 1 AS TEXT)");
 }
 
 /** `_ss_keys`: every function runs on the caller's executor (a write: its transaction). */

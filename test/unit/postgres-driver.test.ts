@@ -1,0 +1,171 @@
+import pg from 'pg';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { classifyPostgresError, PostgresDriver } from '../../engine/store/postgres/driver.js';
+import { numberPlaceholders } from '../../engine/store/postgres/placeholders.js';
+import { usePostgresDriver } from '../support/postgres-db.js';
+import { startPostgres } from '../support/postgres.js';
+
+describe('? → $n', () => {
+  it('numbers placeholders and leaves literals, identifiers, comments and dollar quotes alone', () => {
+    expect(numberPlaceholders('SELECT ? + ?, \'?\', "a?b", E\'\\\'?\', $$?$$, $t$ ? $t$ -- ?\n, ? /* ? */')).toBe(
+      'SELECT $1 + $2, \'?\', "a?b", E\'\\\'?\', $$?$$, $t$ ? $t$ -- ?\n, $3 /* ? */',
+    );
+    expect(numberPlaceholders("WHERE a = 'it''s ?' AND b = ?")).toBe("WHERE a = 'it''s ?' AND b = $1");
+  });
+});
+
+describe('PostgresDriver', () => {
+  const t = usePostgresDriver('driver', 4);
+  beforeAll(async () => {
+    await t.driver.exec('CREATE TABLE counter (id int PRIMARY KEY, n bigint NOT NULL); INSERT INTO counter VALUES (1, 0)');
+    await t.driver.exec('CREATE TABLE u (k text PRIMARY KEY, v integer)');
+  });
+
+  it('reads int8, numeric and booleans as numbers and json as text, like the SQLite driver', async () => {
+    const row = await t.driver.get<Record<string, unknown>>(
+      "SELECT count(*) AS c, sum(x)::numeric AS s, 9007199254740991::bigint AS big, true AS t, false AS f, '[1, {\"a\": 2}]'::jsonb AS j FROM (VALUES (1), (2)) v(x)",
+    );
+    expect(row).toEqual({ c: 2, s: 3, big: 9007199254740991, t: 1, f: 0, j: '[1, {"a": 2}]' });
+  });
+
+  it('commits a transaction whole, and a failure inside leaves nothing', async () => {
+    await t.driver.transaction(async (tx) => {
+      await tx.run('INSERT INTO u VALUES (?, ?)', ['a', 1]);
+      await tx.run('INSERT INTO u VALUES (?, ?)', ['b', 2]);
+    });
+    await expect(
+      t.driver.transaction(async (tx) => {
+        await tx.run('INSERT INTO u VALUES (?, ?)', ['c', 3]);
+        await tx.run('INSERT INTO u VALUES (?, ?)', ['a', 9]);
+      }),
+    ).rejects.toSatisfy((err) => t.driver.classify(err) === 'unique');
+    expect(await t.driver.all('SELECT k, v FROM u ORDER BY k')).toEqual([
+      { k: 'a', v: 1 },
+      { k: 'b', v: 2 },
+    ]);
+    const broken = t.driver.transaction(async (tx) => {
+      await tx.run("UPDATE u SET v = 100 WHERE k = 'a'");
+      throw new Error('the caller changed its mind');
+    });
+    await expect(broken).rejects.toThrow('changed its mind');
+    expect(await t.driver.get('SELECT v FROM u WHERE k = ?', ['a'])).toEqual({ v: 1 });
+  });
+
+  it('loses no increment when concurrent read-then-write transactions collide (retried on serialization failure)', async () => {
+    let attempts = 0;
+    const increment = (): Promise<void> =>
+      t.driver.transaction(async (tx) => {
+        attempts++;
+        const row = await tx.get<{ n: number }>('SELECT n FROM counter WHERE id = 1');
+        // Read, think, write: the window in which another transaction commits the same read.
+        await new Promise((r) => setTimeout(r, 5));
+        await tx.run('UPDATE counter SET n = ? WHERE id = 1', [row!.n + 1]);
+      });
+    await Promise.all(Array.from({ length: 20 }, increment));
+    expect(await t.driver.get('SELECT n FROM counter WHERE id = 1')).toEqual({ n: 20 });
+    // Collisions happened and were retried (4 connections, 20 writers).
+    expect(attempts).toBeGreaterThan(20);
+  });
+
+  it('classifies a real serialization failure as busy when it is not retried', async () => {
+    const a = new pg.Client({ connectionString: t.db.url });
+    const b = new pg.Client({ connectionString: t.db.url });
+    await a.connect();
+    await b.connect();
+    try {
+      for (const c of [a, b]) await c.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
+      await a.query('SELECT n FROM counter WHERE id = 1');
+      await b.query('SELECT n FROM counter WHERE id = 1');
+      await a.query('UPDATE counter SET n = n + 1 WHERE id = 1');
+      await a.query('COMMIT');
+      const err = await b.query('UPDATE counter SET n = n + 1 WHERE id = 1').catch((e: unknown) => e);
+      expect((err as { code?: string }).code).toBe('40001');
+      expect(t.driver.classify(err)).toBe('busy');
+    } finally {
+      await b.query('ROLLBACK').catch(() => {});
+      await a.end();
+      await b.end();
+    }
+  });
+
+  it('inserts a batch as multi-row statements, and stops at a bad row with nothing written', async () => {
+    await t.driver.exec('CREATE TABLE batch (id integer PRIMARY KEY, label text)');
+    const row: (string | number)[] = [0, ''];
+    function* rows(n: number): Generator<(string | number)[]> {
+      // One reused array, as the store's producers may do.
+      for (let i = 1; i <= n; i++) {
+        row[0] = i;
+        row[1] = `l${i}`;
+        yield row;
+      }
+    }
+    const out = await t.driver.transaction((tx) => tx.runBatch('INSERT INTO batch (id, label) VALUES (?, ?)', rows(2500)));
+    expect(out.changes).toBe(2500);
+    expect(await t.driver.get('SELECT count(*) AS n, count(DISTINCT label) AS d, max(id) AS m FROM batch')).toEqual({ n: 2500, d: 2500, m: 2500 });
+    const dup = t.driver.transaction((tx) => tx.runBatch('INSERT INTO batch (id, label) VALUES (?, ?)', [[5000, 'new'], [1, 'dup']]));
+    await expect(dup).rejects.toSatisfy((err) => t.driver.classify(err) === 'unique');
+    expect(await t.driver.get('SELECT count(*) AS n FROM batch')).toEqual({ n: 2500 });
+    // Not an INSERT … VALUES: one statement per row.
+    const upd = await t.driver.transaction((tx) => tx.runBatch("UPDATE batch SET label = ? || 'x' WHERE id = ?", [['a', 1], ['b', 2], ['c', 99999]]));
+    expect(upd.changes).toBe(2);
+  });
+
+  it('a snapshot sees one committed state across its reads', async () => {
+    const seen = await t.driver.snapshot(async (ex) => {
+      const before = await ex.get<{ n: number }>('SELECT count(*) AS n FROM u');
+      await t.driver.run('INSERT INTO u VALUES (?, ?)', ['during', 0]);
+      const after = await ex.get<{ n: number }>('SELECT count(*) AS n FROM u');
+      return [before!.n, after!.n];
+    });
+    expect(seen[0]).toBe(seen[1]);
+    expect(await t.driver.get('SELECT count(*) AS n FROM u')).toEqual({ n: seen[0]! + 1 });
+  });
+
+  it('classifies a refused connection and a wrong password as unavailable', async () => {
+    const refused = new PostgresDriver({ url: 'postgres://x:y@127.0.0.1:1/none', max: 1 });
+    const e1 = await refused.get('SELECT 1').catch((e: unknown) => e);
+    expect(refused.classify(e1)).toBe('unavailable');
+    await refused.close();
+    const u = new URL(inject('postgresUrl'));
+    u.password = 'wrong';
+    const badLogin = new PostgresDriver({ url: u.toString(), max: 1 });
+    const e2 = await badLogin.get('SELECT 1').catch((e: unknown) => e);
+    expect((e2 as { code?: string }).code).toBe('28P01');
+    expect(badLogin.classify(e2)).toBe('unavailable');
+    await badLogin.close();
+    expect(classifyPostgresError(new Error('boom'))).toBe('other');
+    expect(classifyPostgresError(Object.assign(new Error('syntax'), { code: '42601' }))).toBe('other');
+  });
+});
+
+describe('PostgresDriver when the database goes away', () => {
+  it('keeps the process up, fails calls as unavailable, and recovers when the database is back', async () => {
+    const cluster = await startPostgres();
+    const idleErrors: Error[] = [];
+    const driver = new PostgresDriver({ url: cluster.url, max: 3, onIdleError: (e) => idleErrors.push(e) });
+    try {
+      // Connections open and idle in the pool, one checked out in a transaction.
+      await Promise.all([driver.get('SELECT 1'), driver.get('SELECT 2'), driver.get('SELECT 3')]);
+      let release!: () => void;
+      const held = driver.transaction(async (tx) => {
+        await tx.get('SELECT 1');
+        await new Promise<void>((r) => (release = r));
+        return tx.get('SELECT 2');
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      cluster.stop();
+      release();
+      const heldErr = await held.catch((e: unknown) => e);
+      expect(driver.classify(heldErr)).toBe('unavailable');
+      const downErr = await driver.get('SELECT 1').catch((e: unknown) => e);
+      expect(driver.classify(downErr)).toBe('unavailable');
+      cluster.start();
+      expect(await driver.get<{ x: number }>('SELECT 7 AS x')).toEqual({ x: 7 });
+      expect(await driver.transaction((tx) => tx.get<{ x: number }>('SELECT 8 AS x'))).toEqual({ x: 8 });
+      expect(idleErrors.length).toBeGreaterThan(0);
+    } finally {
+      await driver.close().catch(() => {});
+      cluster.destroy();
+    }
+  });
+});

@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AttributeSpec } from '../../engine/model/attribute.js';
+import type { StoredObject } from '../../engine/model/stored.js';
+import { postgresDdl } from '../../engine/store/postgres/ddl.js';
+import { PostgresDriver } from '../../engine/store/postgres/driver.js';
+import { foldsAccents, postgresFulltext as fts } from '../../engine/store/postgres/fulltext.js';
+import { tableIdent } from '../../engine/store/sql/idents.js';
+import { setupDatabase } from '../../engine/store/postgres/setup.js';
+import { createTestDatabase } from '../support/postgres-db.js';
+
+const attr = (name: string, spec: Partial<AttributeSpec> = {}): StoredObject['attributes'][number] => ({
+  name,
+  type: 'text',
+  ...spec,
+  id: `a-${name}`,
+  protected: false,
+  system: false,
+  owner: { kind: 'runtime' },
+  createdAt: 'c',
+  updatedAt: 'u',
+});
+const object = (name: string, attributes: StoredObject['attributes']): StoredObject => ({
+  id: `o-${name}`,
+  name,
+  owner: { kind: 'runtime' },
+  protected: false,
+  attributes,
+  createdAt: 'c',
+  updatedAt: 'u',
+});
+
+describe('PostgreSQL full-text search', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let d: PostgresDriver;
+  let company = object('company', [attr('name'), attr('tags', { type: 'multiselect', options: ['saas', 'b2b'] }), attr('size', { type: 'integer' })]);
+  const note = object('note', [attr('body')]);
+  const insert = (o: string, id: string, cols: Record<string, string | number | null>): Promise<unknown> => {
+    const names = Object.keys(cols);
+    return d.run(
+      `INSERT INTO ${tableIdent(o)} (id, version, created_at, updated_at${names.map((n) => `, "${n}"`).join('')}) VALUES (?, 1, 'c', 'u'${names.map(() => ', ?').join('')})`,
+      [id, ...Object.values(cols)],
+    );
+  };
+  const search = (query: string, objects: string[] | null = null, limit = 20) => fts.query(d, { query, objects, limit });
+
+  beforeAll(async () => {
+    db = await createTestDatabase('fts');
+    d = new PostgresDriver({ url: db.url, max: 3 });
+    await d.transaction(async (tx) => {
+      await setupDatabase(tx);
+      for (const o of [company, note]) await postgresDdl.createRecordTable(tx, o.name, o.attributes);
+      await fts.ensure(tx, [company, note]);
+    });
+    await insert('company', 'c1', { name: 'Acme Corporation', tags: '["saas","b2b"]', size: 10 });
+    await insert('company', 'c2', { name: 'Société Générale', tags: null, size: 5 });
+    await insert('note', 'n1', { body: 'Met the acme team; acme acme acme — renewal due. <b>bold</b> & "quotes"' });
+  });
+  afterAll(async () => {
+    await d.close();
+    await db.drop();
+  });
+
+  it('finds words by prefix, case and accents ignored, best first with highlights', async () => {
+    expect(await foldsAccents(d)).toBe(true);
+    const hits = await search('ACM');
+    expect(hits.map((h) => [h.object, h.id])).toEqual([
+      ['note', 'n1'],
+      ['company', 'c1'],
+    ]);
+    expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+    const c1 = hits[1]!;
+    expect(c1.attribute).toBe('name');
+    expect(c1.snippet).toBe('Acme Corporation');
+    expect(c1.highlights.map(([s, e]) => c1.snippet.slice(s, e))).toEqual(['Acme']);
+    expect((await search('societe generale')).map((h) => h.id)).toEqual(['c2']);
+    expect((await search('SOCIÉ')).map((h) => h.id)).toEqual(['c2']);
+  });
+
+  it('matches quoted phrases exactly, treats query syntax as text, and ANDs the terms', async () => {
+    expect((await search('"acme corporation"')).map((h) => h.id)).toEqual(['c1']);
+    expect(await search('"corporation acme"')).toEqual([]);
+    expect(await search('acme zzz')).toEqual([]);
+    for (const q of ["a:* & !b | (c", "'", '\\', '!!!', '""', 'renewal:*', "o'brien"]) await expect(search(q)).resolves.toBeInstanceOf(Array);
+    expect((await search('bold')).map((h) => h.id)).toEqual(['n1']);
+    // Multiselect options are indexed (joined), as in SQLite.
+    expect((await search('b2b')).map((h) => [h.id, h.attribute])).toEqual([['c1', 'tags']]);
+  });
+
+  it('keeps the index exact in the write transaction: update, delete, rollback', async () => {
+    await d.run(`UPDATE ${tableIdent('company')} SET name = 'Globex' WHERE id = 'c1'`);
+    expect((await search('acme', ['company'])).map((h) => h.id)).toEqual([]);
+    expect((await search('glob')).map((h) => h.id)).toEqual(['c1']);
+    await expect(
+      d.transaction(async (tx) => {
+        await tx.run(`DELETE FROM ${tableIdent('company')} WHERE id = 'c1'`);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect((await search('glob')).map((h) => h.id)).toEqual(['c1']);
+    // A change of a column that is not indexed leaves the entries alone.
+    await d.run(`UPDATE ${tableIdent('company')} SET size = 11 WHERE id = 'c1'`);
+    expect((await search('glob')).map((h) => h.id)).toEqual(['c1']);
+    await d.run(`DELETE FROM ${tableIdent('company')} WHERE id = 'c1'`);
+    expect(await search('glob')).toEqual([]);
+  });
+
+  it('follows schema changes: rename an attribute and an object, add and drop attributes, documents', async () => {
+    await insert('company', 'c3', { name: 'Initech', tags: '["saas"]' });
+    await d.transaction(async (tx) => {
+      await fts.beforeSchemaChange(tx, 'company');
+      await postgresDdl.renameColumn(tx, 'company', 'name', 'title');
+      company = object('company', [attr('title'), attr('tags', { type: 'multiselect', options: ['saas', 'b2b'] }), attr('size', { type: 'integer' })]);
+      await fts.afterAttributeChange(tx, company, 'name', 'title');
+    });
+    expect((await search('initech')).map((h) => [h.id, h.attribute])).toEqual([['c3', 'title']]);
+    await d.transaction(async (tx) => {
+      await postgresDdl.renameRecordTable(tx, 'company', 'firm');
+      company = object('firm', company.attributes);
+      await fts.afterObjectRename(tx, 'company', company);
+    });
+    expect((await search('initech')).map((h) => h.object)).toEqual(['firm']);
+    await insert('firm', 'c4', { title: 'Initrode' });
+    expect((await search('initr')).map((h) => [h.object, h.id])).toEqual([['firm', 'c4']]);
+    // Drop the indexed column: the DROP is not blocked by the trigger, entries go.
+    await d.transaction(async (tx) => {
+      await fts.beforeSchemaChange(tx, 'firm');
+      await postgresDdl.dropColumn(tx, 'firm', 'a-title', 'title');
+      company = object('firm', company.attributes.filter((a) => a.name !== 'title'));
+      await fts.afterAttributeChange(tx, company, 'title', undefined);
+    });
+    expect(await search('initech')).toEqual([]);
+    expect((await search('saas')).map((h) => h.id)).toEqual(['c3']);
+    // Document titles are indexed under their record and attribute.
+    await d.run("INSERT INTO _ss_files (id, name, mime_type, size, sha256, created_at) VALUES ('f1', 'x.pdf', 'application/pdf', 1, 'h', 'c')");
+    await d.run("INSERT INTO _ss_documents (id, title, file_id, object, record_id, attribute, created_at) VALUES ('d1', 'Quarterly Report', 'f1', 'firm', 'c3', 'contract', 'c')");
+    expect((await search('quarter')).map((h) => [h.object, h.id, h.attribute])).toEqual([['firm', 'c3', 'contract']]);
+    await d.run("DELETE FROM _ss_documents WHERE id = 'd1'");
+    expect(await search('quarter')).toEqual([]);
+    await d.transaction((tx) => fts.dropObject(tx, 'firm'));
+    expect(await search('saas')).toEqual([]);
+  });
+
+  it('answers only the named objects, and the limit counts records', async () => {
+    for (let i = 0; i < 30; i++) await insert('note', `m${i}`, { body: `widget ${i} widget` });
+    expect(await search('widget', [])).toEqual([]);
+    expect((await search('widget', ['firm'])).length).toBe(0);
+    const page = await search('widget', ['note'], 7);
+    expect(page).toHaveLength(7);
+    expect(new Set(page.map((h) => h.id)).size).toBe(7);
+  });
+});
