@@ -28,13 +28,28 @@ const SQLITE_ONLY_API = [
 ];
 
 /**
- * The PostgreSQL run of the API suite. Off while the shared store SQL is not yet
- * PostgreSQL-clean (issue 15: the backend's wiring lands separately); SCHEMASYNC_TEST_POSTGRES=1
- * runs it anyway, to see where it stands. The run says which it is.
+ * Files of test/api/ that do not pass on PostgreSQL YET, and why (each a known gap of the
+ * PostgreSQL store, not a rule: remove the line when it passes). Single tests that do not
+ * pass yet are marked in their file with `pendingOnPostgres(why)` (test/support/backend.ts).
  */
-const POSTGRES_SUITE_READY = false;
-const POSTGRES_STORE = POSTGRES_SUITE_READY || process.env['SCHEMASYNC_TEST_POSTGRES'] === '1';
-if (!POSTGRES_STORE) console.log('note: the API suite runs on SQLite only (PostgreSQL run off: vitest.config.ts POSTGRES_SUITE_READY; SCHEMASYNC_TEST_POSTGRES=1 turns it on)');
+const PENDING_ON_POSTGRES = [
+  // Documents and files: the PostgreSQL store has no files API yet (the file routes answer 503).
+  'test/api/files-doc-claims.test.ts',
+  'test/api/files-store.test.ts',
+  // Full-text search on PostgreSQL: ranking, snippet highlights and document titles differ.
+  'test/api/search.test.ts',
+  // A record of an object with a multiselect attribute cannot be created (the full-text trigger).
+  'test/api/integrity.property.test.ts',
+  // Closing a PostgreSQL store twice throws (the pool ends twice); SQLite's close is idempotent.
+  'test/api/records.test.ts',
+];
+
+/**
+ * The PostgreSQL run of the API suite: on unless SCHEMASYNC_TEST_POSTGRES=0 (a machine without
+ * PostgreSQL's server binaries: the run says so and fails loudly otherwise).
+ */
+const POSTGRES_STORE = process.env['SCHEMASYNC_TEST_POSTGRES'] !== '0';
+if (!POSTGRES_STORE) console.log('note: SCHEMASYNC_TEST_POSTGRES=0: the API suite runs on SQLite only');
 
 /**
  * One real PostgreSQL cluster for the run (issue 15; each test file makes its own database).
@@ -54,7 +69,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], globalSetup: POSTGRES_CLUSTER, provide: { backend: 'sqlite' } } },
       ...(POSTGRES_STORE
-        ? [{ extends: true as const, test: { name: 'postgres', include: ['test/api/**/*.test.ts'], exclude: SQLITE_ONLY_API, globalSetup: POSTGRES_CLUSTER, provide: { backend: 'postgres' as const } } }]
+        ? [{ extends: true as const, test: { name: 'postgres', include: ['test/api/**/*.test.ts'], exclude: [...SQLITE_ONLY_API, ...PENDING_ON_POSTGRES], globalSetup: POSTGRES_CLUSTER, provide: { backend: 'postgres' as const } } }]
         : []),
     ],
   },

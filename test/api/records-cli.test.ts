@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pendingOnPostgres } from '../support/backend.js';
 import { startTestServer, type TestServer } from './helpers.js';
 import { cli, countOf, valuesOf } from './records-cli-helpers.js';
 
@@ -129,7 +130,7 @@ describe('records list|get|create|update|delete', () => {
 });
 
 describe('records export → import round-trips every type', () => {
-  it('CSV and NDJSON: documents and relations by id, multiselect, json, dates, empty vs no value', async () => {
+  it.skipIf(pendingOnPostgres('documents: the PostgreSQL store has no files API yet (503)'))('CSV and NDJSON: documents and relations by id, multiselect, json, dates, empty vs no value', async () => {
     const c1 = await s.store.createRecord('company', { name: 'C1' }, { keyId: 'test', role: 'owner', scopes: null } as never);
     const c2 = await s.store.createRecord('company', { name: 'C2' }, { keyId: 'test', role: 'owner', scopes: null } as never);
     const rows: Record<string, unknown>[] = [

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { pendingOnPostgres } from '../support/backend.js';
 import { expectError, pushDeclaration, startTestServer, type Decl, type TestServer } from './helpers.js';
 
 /**
@@ -29,7 +30,7 @@ async function upload(path: string): Promise<{ status: number; body: any }> {
 }
 
 describe('losses the plan used to hide', () => {
-  it('document → text is destructive with the attached document count; refused without the flag, documents kept', async () => {
+  it.skipIf(pendingOnPostgres('documents: the PostgreSQL store has no files API yet (503)'))('document → text is destructive with the attached document count; refused without the flag, documents kept', async () => {
     s = await startTestServer();
     const decl: Decl = { objects: { deal: { attributes: { title: { type: 'text' }, files: { type: 'document', multiple: true } } } }, views: {} };
     expect((await push(decl)).status).toBe(200);

