@@ -34,6 +34,12 @@ export const SEARCH_CONFIG = 'schemasync_search';
 const TEXT_LIKE = new Set(['text', 'email', 'url', 'select', 'multiselect']);
 const textAttributes = (o: StoredObject): AttributeSpec[] => o.attributes.filter((a) => !a.system && TEXT_LIKE.has(a.type));
 
+/**
+ * Every alias below names its columns (`AS e(v)`) and every column reference is qualified:
+ * a bare `e` would resolve to a record column of that name (attribute names are the
+ * user's: `e`, `n`, `t`, `x` are all valid ones).
+ */
+
 /** A SQL string literal; names come validated (engine/model/names.ts), quoting is belt and braces. */
 const lit = (s: string): string => `'${s.replaceAll("'", "''")}'`;
 
@@ -76,7 +82,7 @@ BEGIN
       a := TG_ARGV[i];
       IF left(a, 2) = 'm:' THEN
         a := substr(a, 3);
-        SELECT string_agg(e, ', ') INTO t FROM jsonb_array_elements_text((r ->> a)::jsonb) AS e;
+        SELECT string_agg(e.v, ', ') INTO t FROM jsonb_array_elements_text((r ->> a)::jsonb) AS e(v);
       ELSE
         t := r ->> a;
       END IF;
@@ -101,7 +107,7 @@ BEGIN
     a := TG_ARGV[i];
     IF left(a, 2) = 'm:' THEN
       a := substr(a, 3);
-      t := format('(SELECT string_agg(e, '', '') FROM jsonb_array_elements_text((n.%I)::jsonb) AS e)', a);
+      t := format('(SELECT string_agg(e.v, '', '') FROM jsonb_array_elements_text((n.%I)::jsonb) AS e(v))', a);
     ELSE
       t := format('n.%I', a);
     END IF;
@@ -186,7 +192,7 @@ async function fillAttributes(tx: Executor, o: StoredObject, attrs: readonly Att
   const table = tableIdent(o.name);
   for (const a of attrs) {
     const col = `r."${a.name}"`;
-    const text = a.type === 'multiselect' ? `(SELECT string_agg(e, ', ') FROM jsonb_array_elements_text((${col})::jsonb) AS e)` : col;
+    const text = a.type === 'multiselect' ? `(SELECT string_agg(e.v, ', ') FROM jsonb_array_elements_text((${col})::jsonb) AS e(v))` : col;
     await tx.run(
       `INSERT INTO _ss_search(object, record_id, attribute, text) SELECT ?, r.id, ?, x.t FROM ${table} AS r, LATERAL (SELECT ${text} AS t) AS x WHERE x.t IS NOT NULL AND x.t <> '' ORDER BY r."_ss_seq"`,
       [o.name, a.name],
