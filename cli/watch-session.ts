@@ -16,6 +16,7 @@ import { didYouMean } from '../engine/plan/policy.js';
 import { withSuggestion } from './render/diagnostics.js';
 import type { CommandContext } from './context.js';
 import { CliError, formatServiceErrorLine } from './errors.js';
+import { serviceHint } from './hints.js';
 import { credentialsCandidates, resolveInstance, sameUrl, type InstanceContext } from './instance.js';
 import { parseAllow } from './commands/plan-support.js';
 
@@ -311,6 +312,10 @@ function makeRenderer(ctx: CommandContext<unknown>, debug: boolean, quiet: boole
       case 'refused': {
         out(`${c.red('✗')} not synced: ${formatServiceErrorLine(e.failure.status, e.failure.code, e.failure.message).replace(/^Error: /, '')}`);
         for (const k of e.conflicts) raw(`${c.red('!')} ${k.target}: ${k.message}${k.fix ? ` — ${k.fix}` : ''}`);
+        // The remedy the one-shot commands print (a key's role or scope, --no-rate-limit), so
+        // a refusal in a long-running session is as actionable as one from `sync`.
+        const hint = serviceHint(e.failure, { name: 'watch', args: [], ctx });
+        if (hint) raw(`${c.dim('hint:')} ${hint}`);
         return;
       }
       case 'unreachable':

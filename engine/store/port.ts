@@ -212,15 +212,24 @@ export interface FulltextPort {
   /** The object is about to be dropped: its entries (record and document) go. */
   dropObject(tx: Executor, object: string): Promise<void>;
   /**
-   * Around one statement series that writes many records of `o` (bulk create/update/
-   * delete): `begin` before the first row, `end` after the last with the ids written (the
-   * deleted ids for 'delete'), both in the write's transaction. A trigger-kept index may
-   * switch its per-row triggers off in `begin` and index set-based in `end`.
+   * Before the statements of one record write of `o` (a create or update of one record or
+   * a batch), in its transaction: returns what to call right after them. A trigger-kept
+   * index may turn its per-row upkeep off here and index the batch set-based in `finish`
+   * (SQLite, issue 17); a backend that indexes per statement returns a no-op. Deletes need
+   * no call: their entries go with the rows.
    */
-  beginBulk(tx: Executor, o: StoredObject, kind: 'create' | 'update' | 'delete'): Promise<void>;
-  endBulk(tx: Executor, o: StoredObject, kind: 'create' | 'update' | 'delete', ids: readonly string[]): Promise<void>;
+  beginWrite(tx: Executor, o: StoredObject, write: RecordWrite): Promise<{ finish(): Promise<void> }>;
   /** Best first, at most `limit` records (the best-matching attribute of each), with snippets. */
   query(ex: Executor, input: FulltextInput): Promise<GlobalSearchHit[]>;
+}
+
+/** A record write as the search index sees it. */
+export interface RecordWrite {
+  kind: 'create' | 'update';
+  /** The records written, in order. */
+  ids: readonly string[];
+  /** The attributes the write sets (a create: all of them). */
+  attributes: readonly string[];
 }
 
 /**

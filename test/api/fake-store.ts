@@ -1,20 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ServiceError } from '../../engine/errors.js';
-import type { RecordOut } from '../../engine/model/stored.js';
-import type { Actor, IdempotentAnswer, KeyOut, Scope, Store } from '../../engine/store/types.js';
+import type { Actor, KeyOut, Scope, Store } from '../../engine/store/types.js';
 
 /**
- * Keys only, in memory: lets the app-shell tests (envelope, ids, auth, rate limits,
- * openapi) run without the SQLite store. Every other Store method throws a plain Error,
- * which the shell must mask as a 500.
+ * Keys only, in memory. Its one remaining user is test/api/files.test.ts, which wires the
+ * files engine onto it; every other API test runs on the real store (issue 14). Every
+ * other Store method throws a plain Error, which the shell must mask as a 500.
  */
 /** A Store written synchronously; `asyncStore` answers each call with a promise. */
 export type SyncStore = {
   [K in keyof Store]: Store[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R : Store[K];
 };
-
-/** How many records the fake has written (routes.test checks a replay writes nothing). */
-export const fakeWrites = new WeakMap<Store, { count: number }>();
 
 /**
  * A Store from synchronous parts: each call answers with a promise (a throw becomes a
@@ -46,11 +42,9 @@ export function asyncStore(impl: Partial<SyncStore>, missing: (prop: string) => 
   return store;
 }
 
-export function fakeStore(options: { records?: boolean } = {}): Store {
+export function fakeStore(): Store {
   const keys = new Map<string, KeyOut & { secret: string }>();
-  const writes = { count: 0 };
   const impl: Partial<SyncStore> = {
-    ...(options.records ? fakeRecords(writes) : {}),
     path: ':memory:',
     close() {},
     listObjects: () => [],
@@ -84,76 +78,5 @@ export function fakeStore(options: { records?: boolean } = {}): Store {
   const store = asyncStore(impl, (prop) => async () => {
     throw new Error(`fake store: ${prop} is not implemented (secret detail that must not leak)`);
   });
-  fakeWrites.set(store, writes);
   return store;
-}
-
-/**
- * Records of one object `note` in memory, with versions and idempotency answers: enough to
- * test what the record routes add (status codes, etag / if-match, idempotency keys)
- * independently of the SQLite store.
- */
-function fakeRecords(writes: { count: number }): Partial<SyncStore> {
-  const records = new Map<string, RecordOut>();
-  const answers = new Map<string, { hash: string; answer: IdempotentAnswer }>();
-  const check = (object: string) => {
-    if (object !== 'note') throw new ServiceError('SCHEMA_OBJECT_NOT_FOUND', `No object "${object}"`);
-  };
-  const get = (object: string, id: string): RecordOut => {
-    check(object);
-    const r = records.get(id);
-    if (!r) throw new ServiceError('SCHEMA_RECORD_NOT_FOUND', 'No record with that id');
-    return r;
-  };
-  const make = (values: Record<string, unknown>): RecordOut => {
-    writes.count++;
-    const now = new Date().toISOString();
-    const r = { id: randomUUID(), object: 'note', version: 1, createdAt: now, updatedAt: now, values: { ...values } };
-    records.set(r.id, r);
-    return r;
-  };
-  return {
-    createRecord(object, values) {
-      check(object);
-      return make(values);
-    },
-    getRecord: get,
-    updateRecord(object, id, patch, ifMatch) {
-      const r = get(object, id);
-      if (ifMatch !== '*' && ifMatch !== r.version) throw new ServiceError('SCHEMA_CONFLICT', 'The record has changed since that version');
-      const next = { ...r, version: r.version + 1, values: { ...r.values, ...patch } };
-      records.set(id, next);
-      return next;
-    },
-    deleteRecord(object, id) {
-      get(object, id);
-      records.delete(id);
-      return { id };
-    },
-    bulkCreate(object, list) {
-      check(object);
-      return list.map(make);
-    },
-    bulkDelete(object, ids) {
-      check(object);
-      let deleted = 0;
-      for (const id of ids) if (records.delete(id)) deleted++;
-      return { deleted };
-    },
-    search(object, input) {
-      check(object);
-      const all = [...records.values()];
-      return { records: all.slice(0, input.limit ?? 50), nextCursor: null, total: all.length };
-    },
-    recallIdempotent(scope, key, hash) {
-      const prior = answers.get(`${scope}|${key}`);
-      if (!prior) return undefined;
-      if (prior.hash !== hash) throw new ServiceError('SCHEMA_CONFLICT', 'That idempotency key was used with another body');
-      return prior.answer;
-    },
-    rememberIdempotent(scope, key, hash, answer) {
-      answers.set(`${scope}|${key}`, { hash, answer });
-    },
-
-  };
 }

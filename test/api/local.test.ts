@@ -1,19 +1,29 @@
 import { request, type ClientRequest } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DataFolderError, readCredentials, startLocalServer } from '../../engine/server/local.js';
-import { fakeStore } from './fake-store.js';
+import { DATABASE_FILE, DataFolderError, readCredentials, startLocalServer } from '../../engine/server/local.js';
+import { openStore } from '../../engine/store/index.js';
+import type { Store } from '../../engine/store/types.js';
 import { stalledRequest, within } from './helpers.js';
+
+/** A look at the server's database through a connection of its own (as another command would open it). */
+async function withStore<T>(dataDir: string, fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = openStore({ path: join(dataDir, DATABASE_FILE) });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
 
 // engine/server/local.ts, the part `serve` and `dev` share: first-start key and credentials.
 const dataDir = join(mkdtempSync(join(tmpdir(), 'schemasync-local-')), 'nested', '.schemasync');
 afterAll(() => rmSync(join(dataDir, '..', '..'), { recursive: true, force: true }));
 
 describe('startLocalServer', () => {
-  const store = fakeStore();
-  const opts = { dataDir, port: 0, rateLimit: false, openStore: () => store };
+  const opts = { dataDir, port: 0, rateLimit: false };
 
   it('creates the data folder, an owner key on first start, and credentials.json mode 0600', async () => {
     const server = await startLocalServer(opts);
@@ -25,7 +35,7 @@ describe('startLocalServer', () => {
       expect(server.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
       const r = await fetch(`${server.baseUrl}/schema/objects`, { headers: { authorization: `Bearer ${creds.apiKey}` } });
       expect(r.status).toBe(200);
-      expect((await store.listKeys()).filter((k) => k.role === 'owner')).toHaveLength(1);
+      expect((await withStore(dataDir, (store) => store.listKeys())).filter((k) => k.role === 'owner')).toHaveLength(1);
     } finally {
       await server.close();
     }
@@ -39,7 +49,7 @@ describe('startLocalServer', () => {
       const creds = JSON.parse(readFileSync(server.credentialsPath, 'utf8')) as { baseUrl: string; apiKey: string };
       expect(creds.apiKey).toBe(first.apiKey);
       expect(creds.baseUrl).toBe(server.baseUrl);
-      expect(await store.listKeys()).toHaveLength(1);
+      expect(await withStore(dataDir, (store) => store.listKeys())).toHaveLength(1);
     } finally {
       await server.close();
     }
@@ -79,8 +89,7 @@ describe('startLocalServer', () => {
 describe('startLocalServer without credentials.json', () => {
   const dir = join(mkdtempSync(join(tmpdir(), 'schemasync-local-')), 'data');
   afterAll(() => rmSync(join(dir, '..'), { recursive: true, force: true }));
-  const store = fakeStore();
-  const opts = { dataDir: dir, port: 0, rateLimit: false, openStore: () => store };
+  const opts = { dataDir: dir, port: 0, rateLimit: false };
 
   it('keys exist but credentials.json is gone: a fresh owner key, written 0600; the old keys still work', async () => {
     const first = await startLocalServer(opts);
@@ -99,7 +108,7 @@ describe('startLocalServer without credentials.json', () => {
         const r = await fetch(`${server.baseUrl}/schema/objects`, { headers: { authorization: `Bearer ${key}` } });
         expect(r.status).toBe(200);
       }
-      expect((await store.listKeys()).filter((k) => k.role === 'owner')).toHaveLength(2);
+      expect((await withStore(dir, (store) => store.listKeys())).filter((k) => k.role === 'owner')).toHaveLength(2);
     } finally {
       await server.close();
     }
@@ -120,43 +129,45 @@ describe('startLocalServer without credentials.json', () => {
 
   it('a credentials.json whose key was revoked is replaced the same way, and says so', async () => {
     const saved = readCredentials(dir)!;
-    const savedActor = await store.authenticate(saved.apiKey);
-    const savedId = (await store.listKeys()).find((k) => savedActor?.keyId === k.id)!.id;
-    await store.revokeKey(savedId);
+    await withStore(dir, async (store) => {
+      const savedActor = await store.authenticate(saved.apiKey);
+      const savedId = (await store.listKeys()).find((k) => savedActor?.keyId === k.id)!.id;
+      await store.revokeKey(savedId);
+    });
     const server = await startLocalServer(opts);
     await server.close();
     expect(server.createdKeyReason).toBe('credentials-revoked');
     expect(readCredentials(dir)?.apiKey).toBe(server.createdKey);
-    expect(await store.authenticate(server.createdKey!)).not.toBeNull();
+    expect(await withStore(dir, (store) => store.authenticate(server.createdKey!))).not.toBeNull();
   });
 });
 
 describe('startLocalServer stopping', () => {
   const dir = join(mkdtempSync(join(tmpdir(), 'schemasync-local-')), 'data');
   afterAll(() => rmSync(join(dir, '..'), { recursive: true, force: true }));
-  const store = fakeStore();
-  let closed = 0;
-  const openStore = () => ({ ...store, close: async () => void (closed += 1) });
+  // SQLite removes the write-ahead log when the last connection to the database closes: the
+  // server's store is closed exactly when the file is gone (nothing else opens this database).
+  const storeOpen = () => existsSync(join(dir, `${DATABASE_FILE}-wal`));
 
   it('close cuts a stalled request once the grace period is over, then closes the store', async () => {
-    const server = await startLocalServer({ dataDir: dir, port: 0, rateLimit: false, openStore, shutdownGraceMs: 300 });
+    const server = await startLocalServer({ dataDir: dir, port: 0, rateLimit: false, shutdownGraceMs: 300 });
     const stalled = stalledRequest(server.baseUrl, server.createdKey ?? readCredentials(dir)!.apiKey);
     await stalled.arrived;
-    const before = closed;
+    expect(storeOpen()).toBe(true);
     await within(server.close(), 10_000, 'close() with a stalled request');
-    expect(closed).toBe(before + 1);
+    expect(storeOpen()).toBe(false);
     expect(await stalled.outcome).toMatch(/^error /);
   });
 
   it('closeNow cuts it at once, whatever the grace period', async () => {
-    const server = await startLocalServer({ dataDir: dir, port: 0, rateLimit: false, openStore, shutdownGraceMs: 600_000 });
+    const server = await startLocalServer({ dataDir: dir, port: 0, rateLimit: false, shutdownGraceMs: 600_000 });
     const stalled = stalledRequest(server.baseUrl, readCredentials(dir)!.apiKey);
     await stalled.arrived;
-    const before = closed;
+    expect(storeOpen()).toBe(true);
     const closing = server.close();
     await within(server.closeNow(), 10_000, 'closeNow() with a stalled request');
     await closing;
-    expect(closed).toBe(before + 1);
+    expect(storeOpen()).toBe(false);
     expect(await stalled.outcome).toMatch(/^error /);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeStore } from './fake-store.js';
+import { failingCreate } from './failing-store.js';
 import { logCapture, startTestServer, type TestServer } from './helpers.js';
 
 // The request log (issue 3): one line per request with its id; a masked 500 keeps its
@@ -7,7 +7,7 @@ import { logCapture, startTestServer, type TestServer } from './helpers.js';
 const { lines, stream } = logCapture();
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({ store: fakeStore(), logger: { level: 'info', stream } });
+  s = await startTestServer({ wrap: failingCreate, logger: { level: 'info', stream } });
 });
 afterAll(async () => s.close());
 
@@ -21,6 +21,7 @@ describe('request log', () => {
   });
 
   it('logs the real cause of a masked 500 under the request id', async () => {
+    await s.defineObject('note', [{ name: 'a', type: 'integer' }]);
     const r = await s.call('POST', '/records/note', { body: { a: 1 } });
     expect(r.status).toBe(500);
     expect(r.text).not.toContain('secret detail');

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { THROTTLE_MESSAGE } from '../../engine/errors.js';
-import { fakeStore } from './fake-store.js';
 import { expectError, startTestServer, type TestServer } from './helpers.js';
 
 // Limits (service-interface.md "Limits", Errors rule 5) over real HTTP, with a test clock
@@ -8,7 +7,7 @@ import { expectError, startTestServer, type TestServer } from './helpers.js';
 let s: TestServer;
 let clock = 1_000_000;
 beforeAll(async () => {
-  s = await startTestServer({ store: fakeStore(), rateLimit: true, now: () => clock });
+  s = await startTestServer({ rateLimit: true, now: () => clock });
 });
 afterAll(async () => s.close());
 
@@ -57,7 +56,7 @@ describe('rate limits', () => {
   });
 
   it('rateLimit: false turns every bucket off', async () => {
-    const open = await startTestServer({ store: fakeStore(), rateLimit: false });
+    const open = await startTestServer({ rateLimit: false });
     try {
       for (let i = 0; i < 12; i++) {
         expect((await open.call('POST', '/records/deal/bulk-delete', { body: { ids: [crypto.randomUUID()] } })).status).not.toBe(429);
@@ -71,7 +70,7 @@ describe('rate limits', () => {
 describe('remembered authentications', () => {
   it('a key revoked behind the server (not via DELETE /keys) stops working within 5 seconds', async () => {
     let now = 5_000_000;
-    const t = await startTestServer({ store: fakeStore(), rateLimit: false, now: () => now });
+    const t = await startTestServer({ rateLimit: false, now: () => now });
     try {
       const key = await t.keyFor('member');
       expect((await t.call('GET', '/schema/objects', { key })).status).toBe(200);

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FORBIDDEN_MESSAGE } from '../../engine/errors.js';
-import { fakeStore } from './fake-store.js';
+import { failingCreate } from './failing-store.js';
 import { expectError, startTestServer, type TestServer } from './helpers.js';
 
 // The app shell over real HTTP: envelope, request ids, auth, permissions, body parsing,
-// openapi. The store here is a keys-only fake so these rules are tested on their own.
+// openapi, over the real store (empty: no objects).
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({ store: fakeStore(), bodyLimit: 64 * 1024 });
+  s = await startTestServer({ wrap: failingCreate, bodyLimit: 64 * 1024 });
 });
 afterAll(async () => s.close());
 

@@ -4,7 +4,15 @@
 //    - one store.bulkCreate call (the store against the driver, both in-process: the target);
 //    - one real HTTP POST /v1/records/deal/bulk-create to a createServer instance;
 //    - the same HTTP POST to a bare Fastify + better-sqlite3 handler doing only the raw loop
-//      (no validation), so the cost of HTTP itself (0.85 MB in, 2.5 MB out) is visible.
+//      (no validation), so the cost of HTTP itself (0.85 MB in, 2.5 MB out) is visible;
+//    - the raw loop plus a bare FTS5 index of the same 30,000 text values (the issue 17
+//      layout's tokenizer and prefixes, filled in one INSERT … SELECT): what keeping any
+//      full-text index in the write's transaction costs at the least, so the store's index
+//      maintenance can be read against it;
+//    - with BENCH_BEFORE=<a built checkout> (e.g. a worktree of the previous commit), the same
+//      store.bulkCreate of that checkout too, measured in turn with this one (before/after).
+//    Wall and CPU time (process.cpuUsage) are both printed: on a shared machine the wall time
+//    swings with the load, the CPU time much less.
 // 2. search of 100,000 records with a filter on an indexed (unique) attribute (p50 < 10 ms);
 // 3. RSS after loading 100,000 records.
 import Database from 'better-sqlite3';
@@ -12,8 +20,9 @@ import Fastify from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
 import { createServer } from '../../dist/engine/server/app.js';
 import { openSqliteStore, openStore } from '../../dist/engine/store/index.js';
 import { checkTarget } from './target.mjs';
@@ -31,21 +40,56 @@ const attributes = [
   { name: 'closed', type: 'boolean' },
 ];
 
-/** The raw table: the same columns, STRICT, the same unique index. */
-function rawDb(path) {
+/**
+ * The raw table: the same columns, STRICT, the same unique index. With `fts`, also a bare FTS5
+ * table (its own content) over the three text values, filled after the loop in the same
+ * transaction.
+ */
+function rawDb(path, { fts = false } = {}) {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.exec(
     'CREATE TABLE r (id TEXT PRIMARY KEY, version INTEGER, created_at TEXT, updated_at TEXT, created_by TEXT, code TEXT, title TEXT, amount REAL, stage TEXT, closed INTEGER) STRICT; CREATE UNIQUE INDEX r_code ON r(code)',
   );
+  if (fts) db.exec("CREATE VIRTUAL TABLE f USING fts5(text, tokenize='unicode61 remove_diacritics 2', prefix='2 3 4')");
   const ins = db.prepare('INSERT INTO r VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-  const insertAll = (rows, now) => db.transaction(() => rows.map((r) => {
-    const id = randomUUID();
-    ins.run(id, 1, now, now, 'bench', r.code, r.title, r.amount, r.stage, r.closed ? 1 : 0);
-    return id;
-  }))();
+  const index = fts ? db.prepare('INSERT INTO f(text) SELECT code FROM r UNION ALL SELECT title FROM r UNION ALL SELECT stage FROM r') : null;
+  const insertAll = (rows, now) => db.transaction(() => {
+    const ids = rows.map((r) => {
+      const id = randomUUID();
+      ins.run(id, 1, now, now, 'bench', r.code, r.title, r.amount, r.stage, r.closed ? 1 : 0);
+      return id;
+    });
+    index?.run();
+    return ids;
+  })();
   return { db, insertAll };
+}
+
+/** Wall and CPU milliseconds of `fn`. */
+async function timed(fn) {
+  const c = process.cpuUsage();
+  const t = performance.now();
+  await fn();
+  const wall = performance.now() - t;
+  const cpu = process.cpuUsage(c);
+  return { wall, cpu: (cpu.user + cpu.system) / 1000 };
+}
+
+/** store.bulkCreate of `openStoreOf`'s store into a fresh database: wall and CPU ms. */
+async function storeBulk(openStoreOf, path, body, n) {
+  const store = openStoreOf({ path, filesDir: false });
+  try {
+    await store.createObject({ name: 'deal', attributes }, { kind: 'runtime' });
+    const parsedRows = JSON.parse(body).records; // as a request hands them over
+    const t = await timed(() => store.bulkCreate('deal', parsedRows, actor));
+    const total = (await store.search('deal', { limit: 1 })).total;
+    if (total !== n) throw new Error(`expected ${n} records, found ${total}`);
+    return t;
+  } finally {
+    await store.close();
+  }
 }
 
 async function post(url, body, headers = {}) {
@@ -68,22 +112,26 @@ try {
   const rows = Array.from({ length: N }, (_, i) => row(i));
   // The client's serialisation is not the server's cost: the body is built once.
   const body = JSON.stringify({ records: rows });
-  const bulk = { raw: [], store: [], http: [], bare: [] };
+  const before = process.env.BENCH_BEFORE ? await import(pathToFileURL(join(resolve(process.env.BENCH_BEFORE), 'dist/engine/store/index.js')).href) : null;
+  const bulk = { raw: [], rawFts: [], store: [], before: [], http: [], bare: [] };
+  const cpu = { raw: [], rawFts: [], store: [], before: [] };
   for (let round = 0; round < 5; round++) {
-    const raw = rawDb(join(dir, `raw-${round}.db`));
-    let t = performance.now();
-    raw.insertAll(rows, new Date().toISOString());
-    bulk.raw.push(performance.now() - t);
-    raw.db.close();
+    for (const [key, fts] of [['raw', false], ['rawFts', true]]) {
+      const raw = rawDb(join(dir, `${key}-${round}.db`), { fts });
+      const r = await timed(() => raw.insertAll(rows, new Date().toISOString()));
+      bulk[key].push(r.wall);
+      cpu[key].push(r.cpu);
+      raw.db.close();
+    }
 
-    const direct = openStore({ path: join(dir, `direct-${round}.db`), filesDir: false });
-    await direct.createObject({ name: 'deal', attributes }, { kind: 'runtime' });
-    const parsedRows = JSON.parse(body).records; // as a request hands them over
-    t = performance.now();
-    await direct.bulkCreate('deal', parsedRows, actor);
-    bulk.store.push(performance.now() - t);
-    if ((await direct.search('deal', { limit: 1 })).total !== N) throw new Error(`expected ${N} records, found ${(await direct.search('deal', { limit: 1 })).total}`);
-    await direct.close();
+    const s = await storeBulk(openStore, join(dir, `direct-${round}.db`), body, N);
+    bulk.store.push(s.wall);
+    cpu.store.push(s.cpu);
+    if (before) {
+      const b = await storeBulk(before.openStore, join(dir, `before-${round}.db`), body, N);
+      bulk.before.push(b.wall);
+      cpu.before.push(b.cpu);
+    }
 
     const store = openStore({ path: join(dir, `store-${round}.db`), filesDir: false });
     await store.createObject({ name: 'deal', attributes }, { kind: 'runtime' });
@@ -110,10 +158,14 @@ try {
     bareDb.db.close();
   }
   const best = Object.fromEntries(Object.entries(bulk).map(([k, v]) => [k, Math.min(...v)]));
+  const bestCpu = Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Math.min(...v)]));
   const ratio = (ms) => (best.raw / ms).toFixed(2);
-  console.log(`bulk-create ${N} records in one call (best of 5; ${(body.length / 1024 / 1024).toFixed(2)} MB body):`);
-  console.log(`  raw better-sqlite3 insert loop, one transaction: ${best.raw.toFixed(1)} ms`);
-  console.log(`  store.bulkCreate, one call:                      ${best.store.toFixed(1)} ms, ratio store/raw throughput ${ratio(best.store)} (target ≥ 0.5)`);
+  const both = (k) => `${best[k].toFixed(1)} ms wall (ratio ${ratio(best[k])}), ${bestCpu[k].toFixed(1)} ms CPU (ratio ${(bestCpu.raw / bestCpu[k]).toFixed(2)})`;
+  console.log(`bulk-create ${N} records in one call (best of 5; ${(body.length / 1024 / 1024).toFixed(2)} MB body; ratios: raw loop / this, higher is faster):`);
+  console.log(`  raw better-sqlite3 insert loop, one transaction: ${best.raw.toFixed(1)} ms wall, ${bestCpu.raw.toFixed(1)} ms CPU`);
+  console.log(`  raw loop + a bare FTS5 index of its 30,000 texts: ${both('rawFts')} — the least any same-transaction full-text index costs`);
+  if (before) console.log(`  store.bulkCreate of ${process.env.BENCH_BEFORE} (before): ${both('before')}`);
+  console.log(`  store.bulkCreate, one call:                      ${both('store')} (target ≥ 0.5)`);
   checkTarget('store.bulkCreate vs raw insert loop', best.raw / best.store >= 0.5, `${ratio(best.store)} (≥ 0.5)`);
   console.log(`  HTTP POST …/bulk-create, schemasync server:      ${best.http.toFixed(1)} ms, ratio ${ratio(best.http)} of raw, ${(best.bare / best.http).toFixed(2)} of the bare handler`);
   console.log(`  HTTP POST …/bulk-create, bare Fastify + raw loop: ${best.bare.toFixed(1)} ms, ratio ${ratio(best.bare)} of raw (no validation: the cost of HTTP alone)`);

@@ -8,7 +8,7 @@ import { BIN, api, attributesOf, tempProject } from './watch-helpers.js';
 /**
  * plan / sync / pull end to end (issue 4 "CLI"): the real bin (built dist/) against an
  * instance the caller starts. plan.test.ts runs it against `schemasync serve` over the
- * SQLite store; sync.test.ts against the real routes over an in-memory store.
+ * SQLite store in a child process; sync.test.ts against the routes and the store in process.
  */
 export const DEAL = `objects:
   deal:

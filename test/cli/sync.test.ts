@@ -1,15 +1,13 @@
-import { createServer } from '../../engine/server/app.js';
+import { startTestServer } from '../api/helpers.js';
 import { defineCliSuite } from './plan-suite.js';
-import { memoryStore } from './sync-memory.js';
 
-// The same CLI suite against the real routes over an in-memory store that pushes with the
-// real planner and applies its steps in order (no SQLite). Needs `npm run build`.
-defineCliSuite('plan, sync, pull against the routes over a memory store', async () => {
-  const store = memoryStore();
-  const app = await createServer({ store, rateLimit: false, logger: false });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  const key = (await store.createKey({ name: 'owner', role: 'owner', scopes: null })).secret;
-  return { baseUrl: `http://127.0.0.1:${port}/v1`, key, stop: async () => void (await app.close()) };
+// The same CLI suite against the routes and the real SQLite store in this process (no child
+// server): plan.test.ts runs it against `schemasync serve`. Needs `npm run build`.
+defineCliSuite('plan, sync, pull against the routes over the real store in process', async () => {
+  const s = await startTestServer({ rateLimit: false, logger: false });
+  return {
+    baseUrl: s.base,
+    key: s.ownerKey,
+    stop: () => s.close(),
+  };
 });

@@ -2,7 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { attributesOf, credentials, poll, start, tempProject, type Running } from './watch-helpers.js';
+import { api, attributesOf, credentials, poll, start, tempProject, type Running } from './watch-helpers.js';
 
 /** `schemasync watch` against a separate `schemasync serve` (issue 6). Needs `npm run build`. */
 const deal = (extra = '') => `objects:\n  deal:\n    attributes:\n      title: { type: text }\n${extra}`;
@@ -95,6 +95,28 @@ describe('schemasync watch', () => {
     expect(w.out()).not.toMatch(/SCHEMA_FORBIDDEN|\b(401|403)\b/); // word-bounded: a port such as 40113 is no 401
     const { apiKey } = credentials(join(dir, '.schemasync'));
     expect(await attributesOf(baseUrl, apiKey, 'deal')).toEqual(['title']);
+
+    w.child.kill('SIGINT');
+    expect(await w.exited).toBe(0);
+    serve.child.kill('SIGINT');
+    await serve.exited;
+  });
+
+  it('a key that may not push: the refusal comes with the hint naming the role and scope it needs', async () => {
+    const dir = tempProject({ 'deal.yaml': deal() });
+    dirs.push(dir);
+    const port = String(await freePort());
+    const data = join(dir, '.schemasync');
+    const serve = run(['serve', '--port', port, '--data', data, '--quiet'], dir);
+    await serve.waitFor('listening', 'serve to listen');
+    const { baseUrl, apiKey } = credentials(data);
+    const minted = await api(baseUrl, apiKey, 'POST', '/keys', { name: 'reader', role: 'viewer' });
+    const viewerKey = (minted.body as { data: { secret: string } }).data.secret;
+
+    const w = run(['--base-url', baseUrl, '--api-key', viewerKey, 'watch'], dir);
+    await w.waitFor(/not synced: 403 SCHEMA_FORBIDDEN[\s\S]*hint: `schemasync watch` needs schema:write: a key with role owner or admin, and the schema:write scope/, 'the refusal and its hint');
+    expect(w.child.exitCode).toBe(null);
+    expect(await attributesOf(baseUrl, apiKey, 'deal')).toBeUndefined();
 
     w.child.kill('SIGINT');
     expect(await w.exited).toBe(0);

@@ -104,3 +104,29 @@ describe('planner: a new attribute with a default', () => {
     expect(planOf(base(), after, { item: items([{ k: 'a' }]) }).steps[0]).not.toHaveProperty('reason');
   });
 });
+
+describe('planner: stored text is measured as the registry measures it', () => {
+  // Issue 14: the in-memory facts once counted UTF-16 units (and compiled patterns without
+  // the u flag) where the product counts code points, so these plans differed from a push.
+  const withK = (k: Record<string, unknown>): Declaration => {
+    const d = base();
+    d.objects.item!.attributes.k = { type: 'text', required: true, ...k };
+    return d;
+  };
+  const emoji = { item: items([{ k: '😀😀😀' }, { k: 'abc' }, { k: 'abcd' }]) };
+
+  it('maxLength counts code points: three emoji fit maxLength 3, four letters do not', () => {
+    const plan = planOf(base(), withK({ maxLength: 3 }), emoji);
+    expect(plan.conflicts).toEqual([expect.objectContaining({ code: 'SCHEMA_SYNC_CONFLICT', target: 'item.k', rule: 'length', count: 1, sampleIds: ['i2'] })]);
+  });
+
+  it('minLength counts code points: three emoji are too short for minLength 4', () => {
+    const plan = planOf(base(), withK({ minLength: 4 }), emoji);
+    expect(plan.conflicts).toEqual([expect.objectContaining({ rule: 'length', count: 2, sampleIds: ['i0', 'i1'] })]);
+  });
+
+  it('a pattern matches code points (the registry compiles it with the u flag)', () => {
+    const plan = planOf(base(), withK({ pattern: '^.{3}$' }), emoji);
+    expect(plan.conflicts).toEqual([expect.objectContaining({ rule: 'pattern', count: 1, sampleIds: ['i2'] })]);
+  });
+});

@@ -2,8 +2,9 @@ import type { AttributeSpec } from '../../engine/model/attribute.js';
 import type { Declaration, ObjectDecl } from '../../engine/model/declaration.js';
 import type { Owner, StoredAttribute, StoredObject, StoredView } from '../../engine/model/stored.js';
 import { SYSTEM_ATTRIBUTES } from '../../engine/model/names.js';
-import { keepsValue, typeDef } from '../../engine/model/types/registry.js';
-import type { DataFacts, Violation, ViolationRule } from '../../engine/plan/facts.js';
+import { storedSpec } from '../../engine/plan/attributes.js';
+import type { DataFacts, Violation } from '../../engine/plan/facts.js';
+import { collectViolations } from '../../engine/plan/violations.js';
 import { SAMPLE_IDS } from '../../engine/plan/facts.js';
 
 /**
@@ -59,52 +60,15 @@ export class MemoryFacts implements DataFacts {
     return (this.rows[object] ?? []).slice(0, SAMPLE_IDS).map((r) => r.id);
   }
 
+  /** The product's rules (engine/plan/violations.ts) over the rows held here, oldest first, as the store reads its column. */
   violations(object: string, attribute: string, next: AttributeSpec): Violation[] {
-    const cur = this.objects.find((o) => o.name === object)?.attributes.find((a) => a.name === attribute);
-    const hits = new Map<ViolationRule, string[]>();
-    const hit = (rule: ViolationRule, id: string) => hits.set(rule, [...(hits.get(rule) ?? []), id]);
-    // unique: every record of a duplicated value counts, the first one too (as engine/store/facts.ts)
-    const seen = new Map<string, string>();
-    const dupes = new Set<string>();
-    for (const r of this.rows[object] ?? []) {
-      let v = r.values[attribute];
-      if (v === undefined || v === null) {
-        if (next.required) hit('required', r.id);
-        continue;
-      }
-      if (cur && cur.type !== next.type) {
-        const original = v;
-        v = typeDef(next.type).convertFrom(v);
-        if (v === undefined) {
-          hit('type', r.id);
-          // it becomes null: a required attribute refuses it too (as engine/store/facts.ts)
-          if (next.required) hit('required', r.id);
-          continue;
-        }
-        const parsed = typeDef(next.type).parse(v, next);
-        if (parsed.ok) v = parsed.value;
-        if (!keepsValue(cur as AttributeSpec, next, original, v)) hit('lossy', r.id);
-      }
-      if (cur && cur.type === 'relation' && next.type === 'relation' && cur.target !== next.target) hit('relation_target', r.id);
-      const list = Array.isArray(v) ? v : [v];
-      if (next.options && list.some((x) => !next.options?.includes(String(x)))) hit('options', r.id);
-      if (typeof v === 'string' && ((next.maxLength !== undefined && v.length > next.maxLength) || (next.minLength !== undefined && v.length < next.minLength))) hit('length', r.id);
-      if (typeof v === 'number' && ((next.max !== undefined && v > next.max) || (next.min !== undefined && v < next.min))) hit('range', r.id);
-      if (typeof v === 'string' && next.pattern !== undefined && !new RegExp(next.pattern).test(v)) hit('pattern', r.id);
-      if (next.multiple === false && Array.isArray(v) && v.length > 1) hit('multiple', r.id);
-      if (next.unique) {
-        const key = JSON.stringify(v);
-        const first = seen.get(key);
-        if (first === undefined) seen.set(key, r.id);
-        else {
-          if (!dupes.has(first)) {
-            dupes.add(first);
-            hit('unique', first);
-          }
-          hit('unique', r.id);
-        }
-      }
-    }
-    return [...hits].map(([rule, ids]) => ({ rule, count: ids.length, sampleIds: ids.slice(0, SAMPLE_IDS) }));
+    const stored = this.objects.find((o) => o.name === object)?.attributes.find((a) => a.name === attribute && !a.system);
+    if (!stored) return [];
+    const rows = this.rows[object] ?? [];
+    const empty = (v: unknown) => v === undefined || v === null;
+    return collectViolations(storedSpec(stored), next, {
+      emptyIds: () => rows.filter((r) => empty(r.values[attribute])).map((r) => r.id),
+      values: () => rows.filter((r) => !empty(r.values[attribute])).map((r) => ({ id: r.id, value: r.values[attribute] })),
+    });
   }
 }

@@ -1,23 +1,11 @@
 import type { AttributeSpec, AttributeType } from '../../model/attribute.js';
+import { convertValue } from '../../model/types/convert.js';
 import { typeDef } from '../../model/types/registry.js';
 import type { Codec, Param } from '../port.js';
 
-/**
- * One stored value under `from`, as the API value it becomes under `to` (issue 4: type
- * changes convert with the registry's convertFrom). undefined: it cannot convert. Used by
- * every backend's column rebuild and by the data probe, so a change the probe passes
- * converts the same way.
- */
+/** One stored value under `from`, as the API value it becomes under `to` (engine/model/types/convert.ts). */
 export function convertApiValue(codecs: Record<AttributeType, Codec>, column: unknown, from: AttributeSpec, to: AttributeSpec): unknown {
-  if (column === null || column === undefined) return null;
-  const api = codecs[from.type].decode(column, from);
-  if (from.type !== to.type) return typeDef(to.type).convertFrom(api);
-  // Same type, multiple toggled (relation/document): one id ↔ a list of ids.
-  if (to.type === 'relation' || to.type === 'document') {
-    if (to.multiple && !Array.isArray(api)) return [api];
-    if (!to.multiple && Array.isArray(api)) return api.length === 0 ? null : api.length === 1 ? api[0] : api;
-  }
-  return api;
+  return column === null || column === undefined ? null : convertValue(codecs[from.type].decode(column, from), from, to);
 }
 
 /** Column value under `from` → column value under `to`; undefined when it does not fit `to`. */

@@ -1,11 +1,10 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
-import { keepsValue, typeDef } from '../../model/types/registry.js';
-import { afterBackfill, SAMPLE_IDS, type DataFacts, type Violation, type ViolationRule } from '../../plan/facts.js';
+import { SAMPLE_IDS, type DataFacts, type Violation } from '../../plan/facts.js';
+import { collectViolations } from '../../plan/violations.js';
 import type { Executor } from '../port.js';
 import { specOfStored } from './catalog-rows.js';
 import type { Core } from './context.js';
-import { convertApiValue } from './convert.js';
 import { tableIdent } from './idents.js';
 import { intColumn } from './rows.js';
 
@@ -16,8 +15,8 @@ import { intColumn } from './rows.js';
  * (and answered with "nothing stored" meanwhile), read, and the planner runs again with the
  * answers, until it asks nothing new. Every run sees the same transaction, so the last plan
  * is the plan of the stored data; a planner run is pure, so the earlier runs leave nothing.
- * Counts are SQL; violations read the column and run the next spec's parse in JS (the one
- * value validator), so PUT …/attributes/:id and the planner refuse exactly the same data.
+ * Counts are SQL; violations read the column and judge it by engine/plan/violations.ts (the
+ * one definition), so PUT …/attributes/:id and the planner refuse exactly the same data.
  */
 export async function probeFor<T>(core: Core, ex: Executor, plan: (facts: DataFacts) => T): Promise<T> {
   const answers = new Map<string, unknown>();
@@ -72,116 +71,20 @@ export async function answer(core: Core, ex: Executor, q: Question): Promise<unk
   }
 }
 
-const RELAXATIONS: readonly [ViolationRule, (keyof AttributeSpec)[]][] = [
-  ['pattern', ['pattern']],
-  ['length', ['minLength', 'maxLength']],
-  ['range', ['min', 'max']],
-];
-
-/** `next` without the constraints RELAXATIONS name: what the value must be to stay a value at all. */
-function relaxed(next: AttributeSpec): AttributeSpec {
-  const spec: AttributeSpec = { ...next };
-  for (const [, fields] of RELAXATIONS) for (const f of fields) delete spec[f];
-  return spec;
-}
-
 /**
- * Every rule a converted value breaks under `next` (empty when it is valid), so a dry run
- * lists each conflict of an attribute, not the first one found. 'type' means the value
- * becomes null (the column rebuild cannot hold it), which a required `next` refuses as well.
- */
-export function brokenRules(value: unknown, next: AttributeSpec): ViolationRule[] {
-  if (value === null) return next.required ? ['required'] : [];
-  const def = typeDef(next.type);
-  if (value !== undefined && def.parse(value, next).ok) return [];
-  if ((next.type === 'relation' || next.type === 'document') && !next.multiple && Array.isArray(value)) return ['multiple'];
-  const loose = relaxed(next);
-  let rules: ViolationRule[] = [];
-  if (value !== undefined && def.parse(value, loose).ok) {
-    // a value that only breaks constraints breaks those that refuse it alone
-    rules = RELAXATIONS.filter(([, fields]) => !def.parse(value, { ...loose, ...pick(next, fields) }).ok).map(([rule]) => rule);
-  } else if (value !== undefined && (next.type === 'select' || next.type === 'multiselect')) rules = ['options'];
-  if (rules.length > 0) return rules;
-  return next.required ? ['type', 'required'] : ['type'];
-}
-
-function pick(spec: AttributeSpec, fields: (keyof AttributeSpec)[]): Partial<AttributeSpec> {
-  const out: Partial<AttributeSpec> = {};
-  for (const f of fields) if (spec[f] !== undefined) (out as Record<string, unknown>)[f] = spec[f];
-  return out;
-}
-
-/**
- * Stored values of `object.<current.name>` that break `next` (engine/plan/facts.ts
- * DataFacts.violations): read with the current spec, converted by the registry, judged by
- * the next spec's parse. PUT …/attributes/:id and the planner both come here.
+ * The stored column read for the one definition of the violation rules
+ * (engine/plan/violations.ts), inside the caller's transaction: PUT …/attributes/:id and the
+ * planner (through `answer`) judge the data the change will meet.
  */
 export async function violations(core: Core, ex: Executor, object: string, current: AttributeSpec, next: AttributeSpec): Promise<Violation[]> {
-  const codecs = core.codecs;
-  const order = core.dialect.insertionOrder;
-  const found = new Map<ViolationRule, Violation>();
-  const note = (rule: ViolationRule, id: string): void => {
-    const v = found.get(rule) ?? { rule, count: 0, sampleIds: [] };
-    v.count++;
-    if (v.sampleIds.length < SAMPLE_IDS) v.sampleIds.push(id);
-    found.set(rule, v);
-  };
   const table = tableIdent(object);
   const col = sqlIdent(current.name);
-  const seen = new Map<string, string>();
-  const dupes = new Set<string>();
-  const def = typeDef(next.type);
-  const loose = relaxed(next);
-  const unique = (key: string, id: string): void => {
-    const first = seen.get(key);
-    if (first === undefined) seen.set(key, id);
-    else {
-      if (!dupes.has(first)) {
-        dupes.add(first);
-        note('unique', first);
-      }
-      dupes.add(id);
-      note('unique', id);
-    }
-  };
-  const keys: [string, string][] = [];
-  let firstEmpty: string | undefined;
-  if (next.required) {
-    const rows = await ex.all<{ id: string }>(`SELECT id FROM ${table} WHERE ${col} IS NULL ORDER BY ${order}`);
-    for (const r of rows) note('required', r.id);
-    firstEmpty = rows[0]?.id;
-  }
-  const typeChange = current.type !== next.type;
-  // One definition of the relation-target rule (issue 4): links stored under the old
-  // target would point at records of the wrong object, for the planner and PUT …/attributes/:id alike.
-  const retarget = !typeChange && current.type === 'relation' && next.type === 'relation' && current.target !== next.target;
-  const values = await ex.all<{ id: string; v: unknown }>(`SELECT id, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL ORDER BY ${order}`);
-  for (const r of values) {
-    const converted = convertApiValue(codecs, r.v, current, next);
-    const rules = brokenRules(converted, next);
-    for (const rule of rules) note(rule, r.id);
-    if (rules.includes('type')) {
-      firstEmpty ??= r.id; // it becomes null
-      continue;
-    }
-    if (rules.includes('multiple')) continue;
-    if (retarget && rules.length === 0) note('relation_target', r.id);
-    // a value breaking length/pattern/range/options stays a value: it still counts for lossy and unique
-    const parsed = converted === null ? undefined : rules.length === 0 ? def.parse(converted, next) : def.parse(converted, loose);
-    if (typeChange && converted !== null) {
-      const api = codecs[current.type].decode(r.v, current);
-      if (!keepsValue(current, next, api, parsed?.ok ? parsed.value : converted)) note('lossy', r.id);
-    }
-    if (next.unique && converted !== null) keys.push([String(parsed?.ok ? codecs[next.type].encode(parsed.value, next) : r.v), r.id]);
-  }
-  // Duplicates are counted once every empty value is known (stored nulls and values that
-  // cannot convert): the one empty value will hold the default, so a stored value equal to
-  // it is a duplicate, counted first (it is the record the fill changes).
-  const empty = found.get('required');
-  if (next.unique && empty && firstEmpty !== undefined && afterBackfill(empty, next) === undefined) {
-    const parsed = def.parse(next.default, next);
-    if (parsed.ok) unique(String(codecs[next.type].encode(parsed.value, next)), firstEmpty);
-  }
-  for (const [key, id] of keys) unique(key, id);
-  return [...found.values()];
+  const order = core.dialect.insertionOrder;
+  const decode = core.codecs[current.type];
+  const emptyIds = next.required ? (await ex.all<{ id: string }>(`SELECT id FROM ${table} WHERE ${col} IS NULL ORDER BY ${order}`)).map((r) => r.id) : [];
+  const rows = await ex.all<{ id: string; v: unknown }>(`SELECT id, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL ORDER BY ${order}`);
+  return collectViolations(current, next, {
+    emptyIds: () => emptyIds,
+    values: () => rows.map((r) => ({ id: r.id, value: decode.decode(r.v, current) })),
+  });
 }

@@ -142,9 +142,10 @@ export async function writeCreates(core: Core, tx: Executor, records: () => Reco
       yield params;
     }
   }
-  if (p.bulk) await core.fulltext.beginBulk(tx, o, 'create');
+  // The search index: the backend may index the batch in one pass after it (FulltextPort.beginWrite).
+  const index = await core.fulltext.beginWrite(tx, o, { kind: 'create', ids, attributes: names });
   await tx.runBatch(sql, rows());
-  if (p.bulk) await core.fulltext.endBulk(tx, o, 'create', ids);
+  await index.finish();
   // Most objects have no document attribute: no 10,000 empty lists to build and merge.
   if (core.documents && o.attributes.some((a) => a.type === 'document')) {
     const docErrors = await checkDocumentValues(core, tx, records, o, p.rows());
@@ -209,6 +210,9 @@ export async function writeUpdates(core: Core, tx: Executor, records: () => Reco
   const t = now();
   const attrs = userAttributes(o);
   const table = tableIdent(o.name);
+  // The search index: the backend may index the batch in one pass after it (FulltextPort.beginWrite).
+  const written = attrs.filter((_a, i) => rows.some((r) => r.parsed.columns[i] !== undefined)).map((a) => a.name);
+  const index = await core.fulltext.beginWrite(tx, o, { kind: 'update', ids: rows.map((r) => r.id), attributes: written });
   // A unique index checks each UPDATE alone, but the batch is judged on its end state
   // (contract.md §3, all or nothing), which the rules have just found valid: rows that
   // change a unique value let go of the old one first (several NULLs are allowed), so a
@@ -225,7 +229,6 @@ export async function writeUpdates(core: Core, tx: Executor, records: () => Reco
       }
     }
   }
-  if (bulk) await core.fulltext.beginBulk(tx, o, 'update');
   for (const r of rows) {
     const names: string[] = [];
     const set: Param[] = [];
@@ -245,7 +248,7 @@ export async function writeUpdates(core: Core, tx: Executor, records: () => Reco
       throw validationFailed(unique.map((n) => ({ path: [...r.path, n], message: `${n} must be unique: another record holds this value while the batch applies` })));
     }
   }
-  if (bulk) await core.fulltext.endBulk(tx, o, 'update', rows.map((r) => r.id));
+  await index.finish();
   const docErrors = await checkDocumentValues(core, tx, records, o, rows);
   if (docErrors.length > 0) throw validationFailed(docErrors);
   const out: RecordOut[] = [];
@@ -272,9 +275,7 @@ export function checkBulkDelete(ids: string[]): void {
 export async function bulkDelete(core: Core, tx: Executor, o: StoredObject, ids: string[]): Promise<{ deleted: number }> {
   for (const [i, id] of ids.entries()) await requireRow(tx, o, id, `ids[${i}]`);
   const unique = [...new Set(ids)];
-  await core.fulltext.beginBulk(tx, o, 'delete');
   await deleteRows(core, tx, o, unique);
-  await core.fulltext.endBulk(tx, o, 'delete', unique);
   return { deleted: unique.length };
 }
 

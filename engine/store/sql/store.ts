@@ -48,6 +48,28 @@ interface Shared {
   ready: Promise<void>;
 }
 
+let savepoints = 0;
+
+/**
+ * A write inside a larger transaction (`transaction(fn)`'s `tx`, the documents module's
+ * record calls) is all or nothing on its own too: a failed bulk create the caller catches
+ * leaves none of its rows behind while the transaction goes on (SAVEPOINT, the same in
+ * SQLite and PostgreSQL).
+ */
+async function savepoint<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
+  const name = `ss_write_${++savepoints}`;
+  await tx.run(`SAVEPOINT ${name}`);
+  try {
+    const out = await fn();
+    await tx.run(`RELEASE SAVEPOINT ${name}`);
+    return out;
+  } catch (err) {
+    await tx.run(`ROLLBACK TO SAVEPOINT ${name}`);
+    await tx.run(`RELEASE SAVEPOINT ${name}`);
+    throw err;
+  }
+}
+
 /** Where a store's calls run: each in its own transaction / snapshot, or inside one given. */
 type Binding = { kind: 'top' } | { kind: 'tx'; tx: Executor; core: Core };
 
@@ -105,7 +127,10 @@ export class SqlStore implements Store {
   }
 
   private async write<T>(fn: (core: Core, tx: Executor) => Promise<T>): Promise<T> {
-    if (this.scope.kind === 'tx') return fn(this.scope.core, this.scope.tx);
+    if (this.scope.kind === 'tx') {
+      const { core, tx } = this.scope;
+      return savepoint(tx, () => fn(core, tx));
+    }
     await this.shared.ready;
     const shared = this.shared.core;
     let view: Catalog | undefined;

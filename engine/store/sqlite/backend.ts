@@ -8,7 +8,7 @@ import { writeTransaction } from './database.js';
 import { addColumn, createRecordTable, dropColumn, dropRecordTable, rebuildColumn, renameColumn, renameRecordTable, syncIndex } from './ddl.js';
 import { sqliteDialect } from './dialect.js';
 import { SqliteDriver } from './driver.js';
-import { afterAttributeChange, afterObjectRename, beforeSchemaChange, dropObjectIndex, ensureDocumentTriggers, ensureSearchIndex } from './fulltext.js';
+import { afterAttributeChange, afterObjectRename, beforeSchemaChange, bulkInsertIndex, bulkUpdateIndex, dropObjectIndex, ensureDocumentTriggers, ensureSearchIndex, isTextLike } from './fulltext.js';
 import { runFulltext } from './fulltext-query.js';
 
 /**
@@ -53,9 +53,14 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
     afterAttributeChange: (_tx, o, oldName, newName) => ddl(() => afterAttributeChange(db, o, oldName, newName)),
     afterObjectRename: (_tx, from, o) => ddl(() => afterObjectRename(db, from, o)),
     dropObject: (_tx, object) => ddl(() => dropObjectIndex(db, object)),
-    // Record writes are indexed by the record tables' triggers, in the same statement.
-    beginBulk: () => sync(() => undefined),
-    endBulk: () => sync(() => undefined),
+    // A single record is indexed by its table's triggers; a batch in one pass (fulltext.ts).
+    beginWrite: (_tx, o, write) => {
+      const index =
+        write.kind === 'create'
+          ? bulkInsertIndex(db, o, write.ids)
+          : bulkUpdateIndex(db, o, write.ids, o.attributes.some((a) => !a.system && isTextLike(a) && write.attributes.includes(a.name)));
+      return Promise.resolve({ finish: () => sync(() => index.finish()) });
+    },
     query: (_ex, input) => Promise.resolve(runFulltext(db, input)),
   };
   return {

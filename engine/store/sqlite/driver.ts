@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { DbErrorKind, Driver, Executor, Param } from '../port.js';
+import { resolve } from 'node:path';
 import { openDatabase, type Db } from './database.js';
 import { sqliteDialect } from './dialect.js';
 
@@ -23,11 +24,12 @@ const CACHED_PARAMS = 66;
 export class SqliteDriver implements Driver {
   readonly dialect = sqliteDialect;
   readonly db: Db;
-  private queue: Promise<unknown> = Promise.resolve();
   private statements = new Map<string, Statement>();
+  private readonly line: Line;
 
   constructor(path: string) {
     this.db = openDatabase(path);
+    this.line = lineOf(path);
   }
 
   /**
@@ -37,7 +39,7 @@ export class SqliteDriver implements Driver {
    * a search) pay no extra turn of the event loop.
    */
   serial<T>(fn: () => T): Promise<T> {
-    if (this.pending === 0) {
+    if (this.line.pending === 0) {
       try {
         return Promise.resolve(fn());
       } catch (err) {
@@ -47,16 +49,14 @@ export class SqliteDriver implements Driver {
     return this.enqueue(fn);
   }
 
-  /** Calls queued or running through the queue (a transaction counts until it ends). */
-  private pending = 0;
-
   private enqueue<T>(fn: () => T | Promise<T>): Promise<T> {
+    const line = this.line;
     // Nothing queued: start at once (no turn of the event loop on the hot paths); what comes
     // next still waits for this, as `queue` follows it.
-    const run = this.pending === 0 ? this.start(fn) : this.queue.then(fn, fn);
-    this.pending++;
-    const done = (): void => void this.pending--;
-    this.queue = run.then(done, done);
+    const run = line.pending === 0 ? this.start(fn) : line.queue.then(fn, fn);
+    line.pending++;
+    const done = (): void => void line.pending--;
+    line.queue = run.then(done, done);
     return run;
   }
 
@@ -173,6 +173,32 @@ export class SqliteDriver implements Driver {
   statementCacheSize(): number {
     return this.statements.size;
   }
+}
+
+/**
+ * The queue of one database file in this process, shared by every connection to it. A
+ * second connection in the same process (a test's second store, a CLI command run inside a
+ * server's process) must wait for a transaction of the first by awaiting, not in SQLite's
+ * busy wait: that wait blocks the thread, so the first transaction, paused at an await,
+ * could never reach its COMMIT (a deadlock until busy_timeout, then "database is locked").
+ * Other processes are kept out by the file lock (BEGIN IMMEDIATE, busy_timeout).
+ */
+interface Line {
+  queue: Promise<unknown>;
+  /** Calls queued or running (a transaction counts until it ends). */
+  pending: number;
+}
+
+const lines = new Map<string, Line>();
+
+function lineOf(path: string): Line {
+  const key = path === ':memory:' ? `:memory:${lines.size}` : resolve(path);
+  let line = lines.get(key);
+  if (!line) {
+    line = { queue: Promise.resolve(), pending: 0 };
+    lines.set(key, line);
+  }
+  return line;
 }
 
 /**

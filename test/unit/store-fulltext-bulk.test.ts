@@ -1,0 +1,218 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ServiceError } from '../../engine/errors.js';
+import { openStore } from '../../engine/store/index.js';
+import type { Actor, Store } from '../../engine/store/types.js';
+
+// The search index under bulk writes (contract.md §3 "Cross-object search": a record written,
+// changed or deleted is found, or no longer found, by the very next search). Bulk writes
+// index their rows in one set-based pass with the per-row triggers gated off; these tests
+// hold that pass to the same result the triggers give, on a real SQLite file, and check the
+// gate never outlives the write that set it (a rollback, a caught failure, another connection).
+
+let dir: string;
+let path: string;
+let store: Store;
+const actor: Actor = { keyId: 'k1', role: 'owner', scopes: null };
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ss-fts-bulk-'));
+  path = join(dir, 'schemasync.db');
+  store = openStore({ path, filesDir: false, notice: () => {} });
+  await store.createObject(
+    {
+      name: 'deal',
+      attributes: [
+        { name: 'code', type: 'text', unique: true },
+        { name: 'title', type: 'text' },
+        { name: 'stage', type: 'select', options: ['lead', 'won'] },
+        { name: 'tags', type: 'multiselect', options: ['red', 'blue'] },
+        { name: 'amount', type: 'number' },
+      ],
+    },
+    { kind: 'runtime' },
+  );
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** What the index holds, read on a connection of its own: rows, FTS5's own check, the gate. */
+function inspect(): { rows: string[]; gate: number; intact: boolean } {
+  const db = new Database(path);
+  try {
+    const rows = (db.prepare('SELECT object, record_id, attribute, text FROM _ss_search WHERE document_id IS NULL ORDER BY record_id, attribute').all() as Record<string, string>[]).map(
+      (r) => `${r['object']}/${r['record_id']}/${r['attribute']}=${r['text']}`,
+    );
+    const gate = (db.prepare('SELECT COUNT(*) AS n FROM _ss_search_gate').get() as { n: number }).n;
+    let intact = true;
+    try {
+      // rank 1: the FTS index is compared with its content table, row by row.
+      db.prepare("INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('integrity-check', 1)").run();
+    } catch {
+      intact = false;
+    }
+    return { rows, gate, intact };
+  } finally {
+    db.close();
+  }
+}
+
+/** The index rows the records' current values call for (what the per-row triggers write). */
+async function expectedRows(): Promise<string[]> {
+  const out: string[] = [];
+  for (const r of (await store.search('deal', { limit: 500 })).records) {
+    for (const a of ['code', 'stage', 'tags', 'title']) {
+      const v = r.values[a];
+      const text = Array.isArray(v) ? v.join(', ') : (v as string | null);
+      if (text !== null && text !== '') out.push(`deal/${r.id}/${a}=${text}`);
+    }
+  }
+  return out.sort();
+}
+
+const hitIds = async (query: string): Promise<string[]> => (await store.globalSearch({ query, objects: null, limit: 100 })).map((h) => h.id).sort();
+
+const row = (i: number): Record<string, unknown> => ({
+  code: `C-${i}`,
+  title: i % 7 === 0 ? null : i % 11 === 0 ? '' : `Deal number ${i}`,
+  stage: i % 2 ? 'lead' : 'won',
+  tags: i % 3 === 0 ? ['red', 'blue'] : [],
+  amount: i,
+});
+
+async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ServiceError) return err.code;
+    throw err;
+  }
+  return undefined;
+}
+
+describe('bulk writes keep the search index exact', () => {
+  it('bulk-create indexes every text-like value of every record, and nothing else', async () => {
+    await store.createRecord('deal', row(1000), actor); // rows before the batch stay as they were
+    const made = await store.bulkCreate('deal', Array.from({ length: 300 }, (_, i) => row(i)), actor);
+    const state = inspect();
+    expect(state.rows.sort()).toEqual(await expectedRows());
+    expect(state.intact).toBe(true);
+    expect(state.gate).toBe(0);
+    expect(await hitIds('"Deal number 43"')).toEqual([made[43]!.id]);
+    expect(await hitIds('"Deal number 42"')).toEqual([]); // its title is null
+    expect((await hitIds('red')).length).toBe(100);
+  });
+
+  it('a failed bulk (a unique clash at item 500) leaves neither rows nor index entries; writes after it still index', async () => {
+    await store.createRecord('deal', { code: 'TAKEN', title: 'Original holder' }, actor);
+    const before = inspect();
+    const batch = Array.from({ length: 1000 }, (_, i) => (i === 500 ? { ...row(i), code: 'TAKEN' } : row(i)));
+    expect(await codeOf(store.bulkCreate('deal', batch, actor))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect((await store.search('deal', { limit: 1 })).total).toBe(1);
+    expect(inspect()).toEqual(before);
+    expect(await hitIds('number')).toEqual([]);
+
+    // The triggers are live again for single writes, and the next bulk indexes too.
+    const one = await store.createRecord('deal', { code: 'SOLO', title: 'Quixotic single' }, actor);
+    expect(await hitIds('quixotic')).toEqual([one.id]);
+    const two = await store.bulkCreate('deal', [row(1), row(2)], actor);
+    expect(await hitIds('"deal number 1"')).toEqual([two[0]!.id]);
+    const state = inspect();
+    expect(state.rows.sort()).toEqual(await expectedRows());
+    expect(state.intact).toBe(true);
+    expect(state.gate).toBe(0);
+  });
+
+  it('a bulk that fails inside a larger transaction leaves the gate closed for the rest of it', async () => {
+    const solo = await store.transaction(async (tx) => {
+      expect(await codeOf(tx.bulkCreate('deal', [row(1), { ...row(2), code: 'C-1' }, row(3)], actor))).toBe('SCHEMA_VALIDATION_FAILED');
+      return tx.createRecord('deal', { code: 'IN-TX', title: 'Zanzibar inside' }, actor);
+    });
+    expect(await hitIds('zanzibar')).toEqual([solo.id]);
+    const state = inspect();
+    expect(state.rows.sort()).toEqual(await expectedRows());
+    expect(state.gate).toBe(0);
+    expect(state.intact).toBe(true);
+  });
+
+  it('bulk-update re-indexes the rows it changes (a unique swap included), and a number-only update leaves them', async () => {
+    const [a, b, c] = await store.bulkCreate('deal', [row(1), row(2), row(3)], actor);
+    await store.bulkUpdate(
+      'deal',
+      [
+        { id: a!.id, values: { code: 'C-2', title: 'Renamed alpha', tags: ['blue'] } },
+        { id: b!.id, values: { code: 'C-1', title: null } },
+      ],
+      actor,
+    );
+    expect(await hitIds('renamed')).toEqual([a!.id]);
+    expect(await hitIds('"deal number 2"')).toEqual([]);
+    expect(await hitIds('"c 2"')).toEqual([a!.id]);
+    let state = inspect();
+    expect(state.rows.sort()).toEqual(await expectedRows());
+    expect(state.intact).toBe(true);
+
+    await store.bulkUpdate('deal', [{ id: b!.id, values: { amount: 5 } }, { id: c!.id, values: { amount: 6 } }], actor);
+    state = inspect();
+    expect(state.rows.sort()).toEqual(await expectedRows());
+    expect(state.intact).toBe(true);
+    expect(state.gate).toBe(0);
+  });
+
+  it('bulk-delete removes the rows of exactly the deleted records', async () => {
+    const made = await store.bulkCreate('deal', Array.from({ length: 20 }, (_, i) => row(i)), actor);
+    await store.bulkDelete('deal', made.slice(0, 10).map((r) => r.id));
+    const state = inspect();
+    expect(state.rows.sort()).toEqual(await expectedRows());
+    expect(state.rows.length).toBeGreaterThan(0);
+    expect(state.intact).toBe(true);
+    expect(await hitIds('"deal number 3"')).toEqual([]);
+    expect(await hitIds('"deal number 13"')).toEqual([made[13]!.id]);
+  });
+
+  it('two connections on one file, bulk and single writes interleaved: every record indexed once', async () => {
+    const other = openStore({ path, filesDir: false, notice: () => {} });
+    try {
+      const writes: Promise<unknown>[] = [];
+      for (let k = 0; k < 6; k++) {
+        const s = k % 2 ? other : store;
+        writes.push(s.bulkCreate('deal', Array.from({ length: 50 }, (_, i) => row(k * 100 + i)), actor));
+        writes.push(s.createRecord('deal', { code: `S-${k}`, title: `single ${k}` }, actor));
+        // A bulk that fails on one connection while the other writes.
+        writes.push(codeOf(s.bulkCreate('deal', [row(9000 + k), { ...row(9100 + k), code: `C-${9000 + k}` }], actor)));
+      }
+      await Promise.all(writes);
+      const state = inspect();
+      expect(state.rows.sort()).toEqual(await expectedRows());
+      expect(state.rows.filter((r) => r.includes('/code=')).length).toBe(306);
+      expect(state.intact).toBe(true);
+      expect(state.gate).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('the index layout on open', () => {
+  it('an index of an older layout is rebuilt on open, saying so, and bulk writes index into the new one', async () => {
+    await store.bulkCreate('deal', [row(1), row(2)], actor);
+    await store.close();
+    const db = new Database(path);
+    // What a layout-1 database lacks: the gate table (and the record_rowid column the rebuild adds).
+    db.exec("DROP TABLE _ss_search_gate; UPDATE _ss_meta SET value = '1' WHERE key = 'search_layout'");
+    db.close();
+    const notices: string[] = [];
+    store = openStore({ path, filesDir: false, notice: (line) => notices.push(line) });
+    expect(notices).toEqual(['schemasync: search index rebuilt (layout 1 was older): 2 records in 1 objects']);
+    const more = await store.bulkCreate('deal', [row(3), row(4)], actor);
+    expect(await hitIds('"deal number 4"')).toEqual([more[1]!.id]);
+    const state = inspect();
+    expect(state.rows.sort()).toEqual(await expectedRows());
+    expect(state.intact).toBe(true);
+  });
+});
