@@ -243,9 +243,8 @@ export const postgresFulltext: FulltextPort = {
     await tx.run('DELETE FROM _ss_search WHERE object = ?', [object]);
   },
 
-  // Row triggers keep the index for bulk writes too; nothing to switch.
-  beginBulk: async () => {},
-  endBulk: async () => {},
+  // Row triggers keep the index for every write, bulk ones too: nothing to finish.
+  beginWrite: async () => ({ finish: async () => {} }),
 
   query: runFulltext,
 };
