@@ -174,7 +174,7 @@ describe('records export → import round-trips every type', () => {
     expect(csv).toMatch(/^[0-9a-f-]{36},empty,,,,,,,,,\[\],"""hello""",,\[\],,""$/m);
   });
 
-  it('export streams to stdout as NDJSON by default and honours --filter; CSV with --format', async () => {
+  it.skipIf(pendingOnPostgres('exports the records the documents round trip above writes (pending there)'))('export streams to stdout as NDJSON by default and honours --filter; CSV with --format', async () => {
     const out = await run(['records', 'export', 'src', '--filter', '{"title":{"in":["numbers","empty"]}}']);
     expect(out.code, out.stderr).toBe(0);
     const lines = out.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
