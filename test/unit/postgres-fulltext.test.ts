@@ -64,12 +64,12 @@ describe('PostgreSQL full-text search', () => {
   it('finds words by prefix, case and accents ignored, best first with highlights', async () => {
     expect(await foldsAccents(d)).toBe(true);
     const hits = await search('ACM');
-    expect(hits.map((h) => [h.object, h.id])).toEqual([
-      ['note', 'n1'],
+    expect(hits.map((h) => [h.object, h.id]).sort()).toEqual([
       ['company', 'c1'],
+      ['note', 'n1'],
     ]);
     expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
-    const c1 = hits[1]!;
+    const c1 = hits.find((h) => h.id === 'c1')!;
     expect(c1.attribute).toBe('name');
     expect(c1.snippet).toBe('Acme Corporation');
     expect(c1.highlights.map(([s, e]) => c1.snippet.slice(s, e))).toEqual(['Acme']);
@@ -82,7 +82,11 @@ describe('PostgreSQL full-text search', () => {
     expect(await search('"corporation acme"')).toEqual([]);
     expect(await search('acme zzz')).toEqual([]);
     for (const q of ["a:* & !b | (c", "'", '\\', '!!!', '""', 'renewal:*', "o'brien"]) await expect(search(q)).resolves.toBeInstanceOf(Array);
-    expect((await search('bold')).map((h) => h.id)).toEqual(['n1']);
+    // The text comes back as stored: markup-like text kept, nothing added, cut with … only where cut.
+    const bold = await search('bold');
+    expect(bold.map((h) => h.id)).toEqual(['n1']);
+    expect(bold[0]!.snippet).toBe('Met the acme team; acme acme acme — renewal due. <b>bold</b> & "quotes"');
+    expect(bold[0]!.highlights.map(([a, b]) => bold[0]!.snippet.slice(a, b))).toEqual(['bold']);
     // Multiselect options are indexed (joined), as in SQLite.
     expect((await search('b2b')).map((h) => [h.id, h.attribute])).toEqual([['c1', 'tags']]);
   });
@@ -140,6 +144,15 @@ describe('PostgreSQL full-text search', () => {
     expect(await search('quarter')).toEqual([]);
     await d.transaction((tx) => fts.dropObject(tx, 'firm'));
     expect(await search('saas')).toEqual([]);
+  });
+
+  it('cuts a long text around the match, saying so with …', async () => {
+    await insert('note', 'long', { body: `${'filler '.repeat(100)}the needle, found. ${'tail '.repeat(100)}` });
+    const [h] = await search('needle');
+    expect(h!.snippet.startsWith('…')).toBe(true);
+    expect(h!.snippet.endsWith('…')).toBe(true);
+    expect(h!.snippet).toContain('the needle, found.');
+    expect(h!.highlights.map(([a, b]) => h!.snippet.slice(a, b))).toEqual(['needle']);
   });
 
   it('answers only the named objects, and the limit counts records', async () => {

@@ -168,8 +168,11 @@ export class PostgresDriver implements Driver {
     return classifyPostgresError(err);
   }
 
-  async close(): Promise<void> {
-    await this.pool.end();
+  private closing: Promise<void> | undefined;
+  /** Ends the pool once; a second close waits for the first (a store may be closed twice). */
+  close(): Promise<void> {
+    this.closing ??= this.pool.end();
+    return this.closing;
   }
 }
 

@@ -32,6 +32,12 @@ export function tsQuery(query: string): { sql: string; params: string[] } | null
 /** Markers for ts_headline: control characters the stored text is checked not to hold. */
 const OPEN = '\u0001';
 const CLOSE = '\u0002';
+/**
+ * ts_headline drops what its parser takes for an HTML tag (`<b>` becomes a space), but the
+ * record's text must come back as it is (contract §3: no markup added, none taken away):
+ * `<` goes to the headline as this control character and comes back after.
+ */
+const LT = '\u0003';
 /** About the 24 tokens SQLite's snippet() shows, one fragment around the best match. */
 const HEADLINE = `StartSel=${OPEN}, StopSel=${CLOSE}, MaxWords=24, MinWords=12, ShortWord=0, MaxFragments=1, FragmentDelimiter=" … "`;
 
@@ -44,7 +50,9 @@ interface Row {
 }
 
 /**
- * Best first: ts_rank over each (record, attribute) row, the best row per record kept.
+ * Best first: ts_rank over each (record, attribute) row, the best row per record kept. Rank
+ * normalisation 1 divides by 1 + log(length), so a short text naming the term outranks a
+ * long one mentioning it once, as FTS5's bm25 ranks them (without it they tie).
  * Ranking reads only `_ss_search`; headlines are made for the returned hits only.
  */
 export async function runFulltext(ex: Executor, input: FulltextInput): Promise<GlobalSearchHit[]> {
@@ -58,7 +66,7 @@ export async function runFulltext(ex: Executor, input: FulltextInput): Promise<G
   let fetch = input.limit * 3;
   for (;;) {
     const rows = await ex.all<Row>(
-      `SELECT s.id, s.object, s.record_id, s.attribute, ts_rank(s.tsv, q.q) AS rank FROM _ss_search s, (SELECT ${q.sql} AS q) q ` +
+      `SELECT s.id, s.object, s.record_id, s.attribute, ts_rank(s.tsv, q.q, 1) AS rank FROM _ss_search s, (SELECT ${q.sql} AS q) q ` +
         `WHERE s.tsv @@ q.q${scope} ORDER BY rank DESC, s.id LIMIT ?`,
       [...q.params, ...scopeParams, fetch],
     );
@@ -74,17 +82,45 @@ export async function runFulltext(ex: Executor, input: FulltextInput): Promise<G
   const chosen = [...hits.values()];
   if (chosen.length === 0) return [];
   const marked = await ex.all<{ id: number; marked: string; text: string }>(
-    `SELECT s.id, ts_headline(${CONFIG}, s.text, q.q, '${HEADLINE}') AS marked, s.text FROM _ss_search s, (SELECT ${q.sql} AS q) q ` +
+    `SELECT s.id, ts_headline(${CONFIG}, replace(s.text, '<', chr(3)), q.q, '${HEADLINE}') AS marked, s.text FROM _ss_search s, (SELECT ${q.sql} AS q) q ` +
       'WHERE s.id IN (SELECT jsonb_array_elements_text(?::jsonb)::bigint)',
     [...q.params, JSON.stringify(chosen.map((c) => c.row))],
   );
   const snippets = new Map<number, string>();
+  const texts = new Map<number, string>();
   for (const r of marked) {
+    texts.set(Number(r.id), r.text);
     // Stored text holding a marker character would fake a highlight: shown plain instead.
-    snippets.set(Number(r.id), r.text.includes(OPEN) || r.text.includes(CLOSE) ? r.text.replaceAll(OPEN, '').replaceAll(CLOSE, '') : r.marked);
+    const plain = r.text.includes(OPEN) || r.text.includes(CLOSE) || r.text.includes(LT);
+    snippets.set(Number(r.id), plain ? r.text.replaceAll(OPEN, '').replaceAll(CLOSE, '').replaceAll(LT, '') : r.marked.replaceAll(LT, '<'));
   }
   return chosen.map((c) => {
-    const { snippet, highlights } = unmark(snippets.get(c.row) ?? '');
+    const { snippet, highlights } = inText(texts.get(c.row) ?? '', unmark(snippets.get(c.row) ?? ''));
     return { object: c.object, id: c.id, attribute: c.attribute, score: c.score, snippet, highlights };
   });
+}
+
+const WORD = /[\p{L}\p{N}]/u;
+
+/**
+ * ts_headline's fragment runs from its first word to its last: what stands around them
+ * (`<b>` before a name, `</b>` or a full stop after it) is cut. The snippet is the same
+ * stretch of the stored text widened to the neighbouring words, with `…` where text was
+ * left out (as FTS5's snippet answers); highlights move with it.
+ */
+export function inText(text: string, fragment: { snippet: string; highlights: [number, number][] }): { snippet: string; highlights: [number, number][] } {
+  const at = fragment.snippet === '' ? -1 : text.indexOf(fragment.snippet);
+  if (at < 0) return fragment;
+  let start = at;
+  let end = at + fragment.snippet.length;
+  while (start > 0 && !WORD.test(text[start - 1]!)) start--;
+  while (end < text.length && !WORD.test(text[end]!)) end++;
+  while (start < at && /\s/u.test(text[start]!)) start++;
+  while (end > at + fragment.snippet.length && /\s/u.test(text[end - 1]!)) end--;
+  const before = start > 0 ? '…' : '';
+  const shift = before.length + at - start;
+  return {
+    snippet: `${before}${text.slice(start, end)}${end < text.length ? '…' : ''}`,
+    highlights: fragment.highlights.map(([a, b]) => [a + shift, b + shift]),
+  };
 }

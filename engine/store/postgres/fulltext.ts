@@ -129,7 +129,7 @@ BEGIN
 END
 $fn$;
 DROP TRIGGER IF EXISTS _ss_search_doc ON _ss_documents;
-CREATE TRIGGER _ss_search_doc AFTER INSERT OR UPDATE OR DELETE ON _ss_documents FOR EACH ROW EXECUTE FUNCTION _ss_search_doc();
+CREATE TRIGGER _ss_search_doc AFTER UPDATE OR DELETE OR INSERT ON _ss_documents FOR EACH ROW EXECUTE FUNCTION _ss_search_doc();
 CREATE OR REPLACE FUNCTION _ss_prefix_tsquery(q text) RETURNS tsquery LANGUAGE sql STABLE AS $fn$
   SELECT to_tsquery('simple', string_agg('''' || replace(replace(x.l, '\\', '\\\\'), '''', '\\''') || ''':*', ' <-> ' ORDER BY d.ord, x.ord))
   FROM ts_debug('${SEARCH_CONFIG}', q) WITH ORDINALITY AS d(alias, description, token, dictionaries, dictionary, lexemes, ord),
@@ -243,7 +243,7 @@ export const postgresFulltext: FulltextPort = {
     await tx.run('DELETE FROM _ss_search WHERE object = ?', [object]);
   },
 
-  // Row triggers keep the index for every write, bulk ones too: nothing to finish.
+  // The triggers index every write, single or bulk, in its own statement: nothing to do around it.
   beginWrite: async () => ({ finish: async () => {} }),
 
   query: runFulltext,
