@@ -36,12 +36,6 @@ const PENDING_ON_POSTGRES = [
   // Documents and files: the PostgreSQL store has no files API yet (the file routes answer 503).
   'test/api/files-doc-claims.test.ts',
   'test/api/files-store.test.ts',
-  // Full-text search on PostgreSQL: ranking, snippet highlights and document titles differ.
-  'test/api/search.test.ts',
-  // A record of an object with a multiselect attribute cannot be created (the full-text trigger).
-  'test/api/integrity.property.test.ts',
-  // Closing a PostgreSQL store twice throws (the pool ends twice); SQLite's close is idempotent.
-  'test/api/records.test.ts',
 ];
 
 /**

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pendingOnPostgres } from '../support/backend.js';
 import { expectError, startTestServer, type TestServer } from './helpers.js';
 import { mulberry32 } from '../support/random.js';
 import type { SearchHit } from '../../engine/model/search-hit.js';
@@ -162,7 +163,7 @@ describe('POST /search and GET /global-search', () => {
     expect(ids(await search('doohickey')).sort()).toEqual([id, after].sort());
   });
 
-  it('finds document titles, and follows their rename and delete', async () => {
+  it.skipIf(pendingOnPostgres('documents: the PostgreSQL store has no files API yet (503)'))('finds document titles, and follows their rename and delete', async () => {
     await s.defineObject('deal', [{ name: 'title', type: 'text' }, { name: 'contract', type: 'document' }]);
     const deal = await create('deal', { title: 'Big deal' });
     const form = new FormData();
