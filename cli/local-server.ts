@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';
-import { startLocalServer, type CreatedKeyReason, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
+import { maskDatabaseUrl, parseDatabaseUrl, startLocalServer, type CreatedKeyReason, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
 import { parseCorsOrigins, type CorsOrigins } from '../engine/server/cors.js';
 import { CliError } from './errors.js';
 
@@ -110,4 +110,25 @@ export function corsOrigins(value: string | undefined): CorsOrigins | undefined 
   const parsed = parseCorsOrigins(value);
   if ('problem' in parsed) throw new CliError(`--cors: ${parsed.problem}`, { hint: "Pass --cors '*' to allow any origin." });
   return parsed.origins;
+}
+
+/**
+ * The database of serve and dev (contract.md §8): `--database`, else env
+ * SCHEMASYNC_DATABASE_URL (the flag wins; an empty variable counts as unset); undefined
+ * keeps the SQLite file under --data. A value that is not a postgres:// URL is refused
+ * before anything starts, named without its password.
+ */
+export function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const [value, from] = flag !== undefined ? [flag, '--database'] : [env['SCHEMASYNC_DATABASE_URL'] || undefined, 'SCHEMASYNC_DATABASE_URL'];
+  if (value === undefined) return undefined;
+  const parsed = parseDatabaseUrl(value);
+  if ('problem' in parsed) {
+    throw new CliError(`${from} ${parsed.problem}`, { hint: 'Pass a URL such as postgres://user:password@host:5432/database, or leave it out to use SQLite under --data.' });
+  }
+  return value;
+}
+
+/** The line serve and dev print for a PostgreSQL database: where, never the password. */
+export function databaseLine(database: string | undefined): string | undefined {
+  return database === undefined ? undefined : `database: ${maskDatabaseUrl(database)}`;
 }

@@ -181,6 +181,7 @@ const serveOptions = (cmd: Command): Command =>
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on', '4400')
     .option('--data <dir>', 'folder for the SQLite database and files', '.schemasync')
+    .option('--database <url>', 'a postgres:// URL: keep the data in PostgreSQL instead of SQLite (env SCHEMASYNC_DATABASE_URL); files stay under --data')
     .option('--no-rate-limit', 'turn off the per-IP rate limits')
     .option('--mcp-writes', 'let POST /v1/mcp offer write tools to keys that may write records')
     .option('--no-studio', 'do not serve Studio, the admin page at /_/')

@@ -29,7 +29,7 @@ for (const file of files('engine')) {
 // the port) and the backend folders (architecture.md "The backend port"). SQLite's own
 // syntax and its driver stay in engine/store/sqlite/, so the core runs on any backend.
 const BACKENDS = /^engine\/store\/(sql|sqlite|postgres)\//;
-const SQLITE_ONLY = /\bPRAGMA\s|\)\s*STRICT\b|\bINSERT\s+OR\s|\bfts5\b|\bjson_each\(|\bjson_group_array\(|\bjson_extract\(|\bjson_set\(|\b_rowid_\b|\bsqlite_(schema|master)\b|\.pluck\(|['"]better-sqlite3['"]/;
+const SQLITE_ONLY = /\bPRAGMA\s|\)\s*STRICT\b|\bINSERT\s+OR\s+(REPLACE|IGNORE|ABORT|FAIL|ROLLBACK)\b|\bfts5\b|\bjson_each\(|\bjson_group_array\(|\bjson_extract\(|\bjson_set\(|\b_rowid_\b|\bsqlite_(schema|master)\b|\.pluck\(|['"]better-sqlite3['"]/;
 const SQL = /\b(SELECT\s.+\sFROM|INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM|CREATE\s+(UNIQUE\s+)?(TABLE|INDEX)|ALTER\s+TABLE|DROP\s+(TABLE|INDEX)|PRAGMA\s)/;
 const ROW_CAST = /as \{ \w+: number \}\)\.\w+/;
 const MAX_LINES = 400;

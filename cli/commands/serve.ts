@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
-import { catchStopSignals, corsOrigins, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
+import { catchStopSignals, corsOrigins, databaseLine, databaseUrl, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
 
 /** `schemasync serve` (contract.md §4): the bundled local server. */
 export interface ServeOptions {
@@ -13,6 +13,8 @@ export interface ServeOptions {
   studio: boolean;
   /** --cors: `*` or origins, comma-separated */
   cors?: string;
+  /** --database: a postgres:// URL (contract.md §8) */
+  database?: string;
   quiet?: boolean;
 }
 
@@ -23,12 +25,14 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
     throw new CliError(`--port must be a whole number from 0 to 65535, got "${ctx.options.port}"`);
   }
   const cors = corsOrigins(ctx.options.cors);
+  const database = databaseUrl(ctx.options.database, process.env);
   // Caught before the server listens, so a signal during start-up still closes the database.
   const signals = catchStopSignals();
   let server;
   try {
     server = await startServer({
       dataDir: data,
+      database,
       host,
       port,
       rateLimit: ctx.options.rateLimit !== false,
@@ -49,6 +53,8 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
     `schemasync server listening on ${c.bold(server.baseUrl)}`,
     `data: ${server.dataDir}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}`,
   ];
+  const dbLine = databaseLine(database);
+  if (dbLine) lines.push(dbLine);
   if (server.studioUrl) lines.push(`studio: ${c.bold(server.studioUrl)} (sign in with an API key)`);
   if (server.createdKey) {
     const why = keyReasonLine(server, shown);

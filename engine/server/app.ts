@@ -148,6 +148,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
       : new RateLimiter({
           ...(typeof options.rateLimit === 'object' ? options.rateLimit : {}),
           ...(options.now ? { now: options.now } : {}),
+          ...(store.rateCounter ? { counter: store.rateCounter } : {}),
         });
 
   // Order matters: the id first (so every later failure carries it), then the rate limit
@@ -158,7 +159,9 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     const route = request.routeOptions.url;
     if (limiter) {
       const bucket = bucketFor(request.method, route);
-      if (bucket) limiter.hit(bucket, request.ip);
+      // The memory counter answers at once: no promise per request on the SQLite path.
+      const counted = bucket ? limiter.hit(bucket, request.ip) : undefined;
+      if (counted) await counted;
     }
     if (route === undefined) return; // unknown route: the 404 handler answers
     const config = request.routeOptions.config;

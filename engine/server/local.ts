@@ -2,7 +2,11 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
-import { isUnwritableStoreError, openStore as openSqliteStore } from '../store/index.js';
+import { isUnwritableStoreError } from '../store/index.js';
+import { openStoreAt, type StoreLocation } from '../store/open.js';
+
+/** The database URL's rule and masked form, for the commands that take `--database`. */
+export { maskDatabaseUrl, parseDatabaseUrl } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import { createServer } from './app.js';
 import type { CorsOrigins } from './cors.js';
@@ -25,8 +29,13 @@ export interface LocalServerOptions {
   /** Origins whose pages may call the server (engine/server/cors.ts); default: this machine's. */
   cors?: CorsOrigins;
   logger?: FastifyServerOptions['logger'];
-  /** How to open the database (default: the SQLite store of engine/store); tests inject one. */
-  openStore?: (options: { path: string }) => Store;
+  /**
+   * `--database` / SCHEMASYNC_DATABASE_URL (contract.md §8): a postgres:// URL; absent, the
+   * SQLite file under dataDir. File bytes and credentials.json stay under dataDir either way.
+   */
+  database?: string | undefined;
+  /** How to open the database (default: engine/store/open.ts, which picks the backend); tests inject one. */
+  openStore?: (location: StoreLocation) => Store | Promise<Store>;
   /**
    * How long close() lets in-flight requests finish before it cuts their connections
    * (default DEFAULT_SHUTDOWN_GRACE_MS).
@@ -69,6 +78,8 @@ export type CreatedKeyReason = 'first-start' | 'credentials-missing' | 'credenti
 
 export const DATABASE_FILE = 'schemasync.db';
 export const CREDENTIALS_FILE = 'credentials.json';
+/** File bytes (contract.md §3 "Files"), under the data folder on both backends. */
+export const FILES_DIR = 'files';
 /** How long a stop waits for in-flight requests (a stalled client would else hold it for the 5-minute request timeout). */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
@@ -85,11 +96,11 @@ export class DataFolderError extends Error {
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const dataDir = resolve(options.dataDir);
-  const openStore = options.openStore ?? openSqliteStore;
+  const openStore = options.openStore ?? openStoreAt;
   let store: Store;
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    store = openStore({ path: join(dataDir, DATABASE_FILE) });
+    store = await openStore({ path: join(dataDir, DATABASE_FILE), filesDir: join(dataDir, FILES_DIR), database: options.database });
   } catch (err) {
     throw asDataFolderError(dataDir, err);
   }

@@ -6,7 +6,9 @@ import { openCore } from './sql/open.js';
 import { SqlStore, type FilesOptions } from './sql/store.js';
 import { openSearchIndexNow, sqliteBackend } from './sqlite/backend.js';
 import { classifySqliteError, type SqliteDriver } from './sqlite/driver.js';
-import type { Store } from './types.js';
+import { maskDatabaseUrl } from './postgres/connect-error.js';
+import { PostgresRateCounter } from './postgres/rate-counter.js';
+import type { RateCounter, Store } from './types.js';
 
 /**
  * The store's entry point (architecture.md "The backend port"): the backend-neutral Store
@@ -71,16 +73,34 @@ export async function openBackendStore(
  * The PostgreSQL store (issue 15, contract.md §8): the same Store over a pool on `url`. The
  * first transaction sets an empty database up, or brings an older layout forward
  * (engine/store/postgres/setup.ts); a database that cannot be reached or refuses the login
- * fails here with the driver's error (classify: 'unavailable'). No files API yet (see above).
+ * fails here with the driver's error (classify: 'unavailable'). File bytes live under
+ * `filesDir`, a folder every process on the database shares (contract.md §8).
  */
-export function openPostgresStore(options: { url: string; max?: number; notice?: (line: string) => void }): Promise<Store> {
+export async function openPostgresStore(options: {
+  url: string;
+  max?: number;
+  filesDir?: string | false;
+  maxUploadBytes?: number;
+  notice?: (line: string) => void;
+}): Promise<Store> {
   const backend = openPostgresBackend({ url: options.url, ...(options.max === undefined ? {} : { max: options.max }) });
-  const shown = new URL(options.url);
-  if (shown.password) shown.password = '***';
-  return openBackendStore(backend, { path: shown.toString(), ...(options.notice ? { notice: options.notice } : {}) }).catch(async (err: unknown) => {
+  let store: Store;
+  try {
+    // `path` names where the data lives in messages: never the password.
+    store = await openBackendStore(backend, {
+      path: maskDatabaseUrl(options.url),
+      filesDir: options.filesDir ?? false,
+      ...(options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes }),
+      ...(options.notice ? { notice: options.notice } : {}),
+    });
+  } catch (err) {
     await backend.driver.close().catch(() => {});
     throw err;
-  });
+  }
+  const rateCounter: RateCounter = new PostgresRateCounter(backend.driver);
+  // The Store's optional member (engine/store/types.ts), set before anyone holds the store.
+  Object.defineProperty(store, 'rateCounter', { value: rateCounter, enumerable: true });
+  return store;
 }
 
 /**

@@ -198,10 +198,26 @@ export interface Store {
   readonly files?: FilesApi;
 
   /**
+   * The rate-limit counts shared by every process on this database (PostgreSQL); absent
+   * when one process owns the database (SQLite), whose server counts in memory.
+   */
+  readonly rateCounter?: RateCounter;
+
+  /**
    * PUT /schema/sources/:id: plan with the pure planner, refuse by the contract's
    * order, otherwise apply every step in one transaction and bump the source version.
    */
   pushSource(id: string, declaration: Declaration, options: PushOptions): Promise<PushResult>;
+}
+
+/**
+ * Request counts for the rate limits (contract.md §3 "Rate limits"), kept where every
+ * process serving the same database sees them (contract.md §8). `take` counts one request
+ * of (bucket, ip) in the window starting at `windowStart` (ms) and answers the window's
+ * count including it.
+ */
+export interface RateCounter {
+  take(bucket: string, ip: string, windowStart: number): number | Promise<number>;
 }
 
 /** The file and document routes' operations (contract.md §3 "Files"). */

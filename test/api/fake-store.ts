@@ -23,6 +23,10 @@ export function asyncStore(impl: Partial<SyncStore>, missing: (prop: string) => 
       if (prop === 'transaction' && !(prop in target)) return (fn: (tx: Store) => Promise<unknown>) => fn(store);
       // A store opened without a data folder has no files API (the file routes answer 503).
       if (prop === 'files' && !(prop in target)) return undefined;
+      // Nor a shared rate counter (the server counts in memory).
+      if (prop === 'rateCounter' && !(prop in target)) return undefined;
+      // A store is no promise: `await openStore(…)` must give the store itself.
+      if (prop === 'then') return undefined;
       if (!(prop in target)) return missing(String(prop));
       const value: unknown = Reflect.get(target, prop, receiver);
       if (typeof value !== 'function') return value;

@@ -5,13 +5,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createServer, type CreateServerOptions } from '../../engine/server/app.js';
-import { openPostgresStore, openStore } from '../../engine/store/index.js';
-import { createTestDatabase } from '../support/postgres-db.js';
+import { openStore } from '../../engine/store/index.js';
+import { openStoreAt } from '../../engine/store/open.js';
 import type { Store } from '../../engine/store/types.js';
+import { testBackend } from '../support/backend.js';
+import { createTestDatabase } from '../support/postgres-db.js';
 
 /**
- * API test harness: a real server on 127.0.0.1 port 0 over a real SQLite file in a
- * temporary folder, an owner key, and a tiny fetch wrapper.
+ * API test harness: a real server on 127.0.0.1 port 0 over a real store — a SQLite file in
+ * a temporary folder, or a fresh database of the run's PostgreSQL cluster when the vitest
+ * project is `postgres` (vitest.config.ts; file bytes in the temporary folder either way) —,
+ * an owner key, and a tiny fetch wrapper.
  */
 export interface Reply {
   status: number;
@@ -46,21 +50,20 @@ export interface TestServer {
 const postgresByDataDir = new Map<string, string>();
 
 /**
- * SQLite by default; with SCHEMASYNC_TEST_BACKEND=postgres a fresh database on the run's
- * PostgreSQL test cluster (test/support/postgres-global.ts), so the same tests run on both.
+ * The store of the vitest project's backend (test/support/backend.ts): the SQLite file under
+ * `dataDir`, or a database of the run's PostgreSQL cluster (test/support/postgres-global.ts)
+ * opened the way `serve --database` opens it (engine/store/open.ts), file bytes under `dataDir`.
  */
 export async function openTempStore(dataDir: string): Promise<Store> {
-  if (process.env.SCHEMASYNC_TEST_BACKEND === 'postgres') {
-    // One database per data folder: a store opened again on the same folder (a restart)
-    // finds the data it left, as the SQLite file under the folder would.
-    let url = postgresByDataDir.get(dataDir);
-    if (url === undefined) {
-      url = (await createTestDatabase('api')).url;
-      postgresByDataDir.set(dataDir, url);
-    }
-    return openPostgresStore({ url, max: 4 });
+  if (testBackend() === 'sqlite') return openStore({ path: join(dataDir, 'schemasync.db') });
+  // One database per data folder: a store opened again on the same folder (a restart)
+  // finds the data it left, as the SQLite file under the folder would.
+  let url = postgresByDataDir.get(dataDir);
+  if (url === undefined) {
+    url = (await createTestDatabase('api')).url;
+    postgresByDataDir.set(dataDir, url);
   }
-  return openStore({ path: join(dataDir, 'schemasync.db') });
+  return openStoreAt({ path: join(dataDir, 'schemasync.db'), filesDir: join(dataDir, 'files'), database: url });
 }
 
 export async function startTestServer(

@@ -18,8 +18,10 @@ export interface ServeProcess {
   stop(): void;
 }
 
-export function startServeProcess(dataDir: string, args: string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--data', dataDir, '--no-rate-limit', ...args], {
+/** `rateLimit: true` keeps the rate limits on (they are off by default here, so tests may send many requests). */
+export function startServeProcess(dataDir: string, args: string[] = [], options: { rateLimit?: boolean } = {}): Promise<ServeProcess> {
+  const limits = options.rateLimit === true ? [] : ['--no-rate-limit'];
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--data', dataDir, ...limits, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -13,10 +13,34 @@ declare module 'vitest' {
  * provided to every test file, stopped and removed when the run ends — the teardown vitest
  * calls after a failing run too, and on a signal that stops the run.
  */
+/**
+ * Both vitest projects (SQLite and PostgreSQL, vitest.config.ts) name this setup; they share
+ * one cluster, kept on globalThis because each project may load this module afresh. The last
+ * project's teardown stops it.
+ */
+interface Shared {
+  cluster: Promise<PostgresCluster>;
+  users: number;
+  /** The first setup's teardown: stops the cluster and removes its signal handlers. */
+  release?: () => void;
+}
+const SHARED = Symbol.for('schemasync.test.postgres');
+const holder = globalThis as { [SHARED]?: Shared };
+
 export default async function setup(project: TestProject): Promise<() => void> {
-  let cluster: PostgresCluster | undefined;
+  const existing = holder[SHARED];
+  if (existing) {
+    existing.users++;
+    project.provide('postgresUrl', (await existing.cluster).url);
+    return () => {
+      if (--existing.users === 0) existing.release?.();
+    };
+  }
   const started = performance.now();
-  cluster = await startPostgres();
+  const shared: Shared = { cluster: startPostgres(), users: 1 };
+  holder[SHARED] = shared;
+  let cluster: PostgresCluster | undefined;
+  cluster = await shared.cluster;
   const { initdbMs, startMs } = cluster.timings;
   console.log(
     `PostgreSQL test cluster on 127.0.0.1:${cluster.port} ready in ${Math.round(performance.now() - started)} ms ` +
@@ -36,10 +60,13 @@ export default async function setup(project: TestProject): Promise<() => void> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   process.once('exit', stop);
-  return () => {
+  shared.release = () => {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('exit', stop);
     stop();
+  };
+  return () => {
+    if (--shared.users === 0) shared.release?.();
   };
 }

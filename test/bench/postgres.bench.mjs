@@ -1,0 +1,255 @@
+// PostgreSQL (issue 15 "Performance", contract.md §8), all in one run on one machine:
+// 1. single-record create over HTTP (autocannon, 50 connections):
+//    `schemasync serve --database` with 1, 2 and 4 processes on one database (the load split
+//    evenly over them, as a load balancer would), vs `serve` on SQLite, vs a bare Fastify +
+//    `pg` insert route (target: 1 process ≥ 0.6 of it); more processes must not lower the
+//    throughput (target: ≥ 0.8 of one process on this 2-core machine) and nothing is lost
+//    (rows counted in the database = 201 answers);
+// 2. bulk-create of 10,000 records over HTTP (10 × POST bulk-create of 1,000) on PostgreSQL
+//    vs SQLite vs a bare Fastify + `pg` route inserting the same rows (target ≥ 0.6).
+// Its own PostgreSQL cluster (test/support/postgres.ts, the test suite's harness).
+import autocannon from 'autocannon';
+import { fork, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import ts from 'typescript';
+import { checkTarget } from './target.mjs';
+
+const root = join(import.meta.dirname, '..', '..');
+const bin = join(root, 'bin', 'schemasync');
+const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
+const CONNECTIONS = 50;
+const BULK_TOTAL = 10_000;
+const BULK_BATCH = 1_000;
+const STAGES = ['lead', 'qualified', 'won', 'lost'];
+const declaration = {
+  declaration: {
+    objects: {
+      item: {
+        attributes: {
+          name: { type: 'text', required: true },
+          qty: { type: 'integer', min: 0 },
+          code: { type: 'text', unique: true },
+          stage: { type: 'select', options: STAGES },
+        },
+      },
+    },
+  },
+};
+
+if (process.argv[2] === 'bare') await bare(process.argv[3]);
+else await main();
+
+/** The test suite's cluster starter (TypeScript), transpiled for this plain Node process. */
+async function loadHarness(work) {
+  const source = readFileSync(join(root, 'test', 'support', 'postgres.ts'), 'utf8');
+  const out = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+  const file = join(work, 'postgres-harness.mjs');
+  writeFileSync(file, out.outputText);
+  return import(file);
+}
+
+/** The baseline: Fastify and a pg pool, the same columns and unique index, no validation. */
+async function bare(url) {
+  const Fastify = (await import('fastify')).default;
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  await pool.query(`CREATE TABLE IF NOT EXISTS item (id text PRIMARY KEY, version integer NOT NULL, created_at text NOT NULL,
+    updated_at text NOT NULL, created_by text, name text NOT NULL, qty integer, code text UNIQUE, stage text)`);
+  const app = Fastify({ bodyLimit: 8 * 1024 * 1024 });
+  app.post('/v1/records/item', async (req, reply) => {
+    const now = new Date().toISOString();
+    const id = randomUUID();
+    const b = req.body;
+    await pool.query('INSERT INTO item VALUES ($1, 1, $2, $2, $3, $4, $5, $6, $7)', [id, now, 'bench', b.name, b.qty ?? null, b.code ?? null, b.stage ?? null]);
+    reply.code(201);
+    return { success: true, data: { id, object: 'item', version: 1, createdAt: now, updatedAt: now, values: b } };
+  });
+  app.post('/v1/records/item/bulk-create', async (req, reply) => {
+    const now = new Date().toISOString();
+    const params = [];
+    const rows = req.body.records.map((b, i) => {
+      params.push(randomUUID(), now, 'bench', b.name, b.qty ?? null, b.code ?? null, b.stage ?? null);
+      const p = i * 7;
+      return `($${p + 1}, 1, $${p + 2}, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}, $${p + 7})`;
+    });
+    await pool.query(`INSERT INTO item VALUES ${rows.join(', ')}`, params);
+    reply.code(201);
+    return { success: true, data: { records: req.body.records.map((values, i) => ({ id: params[i * 7], object: 'item', version: 1, createdAt: now, updatedAt: now, values })) } };
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  process.send({ baseUrl: `http://127.0.0.1:${app.server.address().port}/v1`, key: 'none' });
+}
+
+function startBare(url) {
+  return new Promise((resolve, reject) => {
+    const child = fork(new URL(import.meta.url).pathname, ['bare', url], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.once('message', (info) => resolve({ ...info, stop: () => child.kill('SIGTERM') }));
+    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+  });
+}
+
+/** The real `schemasync serve` (dist/), on SQLite under `dataDir` or on `database`. */
+function startServe(dataDir, database) {
+  const args = [bin, 'serve', '--port', '0', '--data', dataDir, '--no-rate-limit', '--quiet', '--no-studio', ...(database ? ['--database', database] : [])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (c) => {
+      out += c.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (!m || !/\ndata: .*\n/.test(out)) return;
+      const key = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')).apiKey;
+      resolve({ baseUrl: m[1], key, stop: () => child.kill('SIGTERM') });
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
+  });
+}
+
+async function post(target, path, body) {
+  const res = await fetch(target.baseUrl + path, {
+    method: path.startsWith('/schema') ? 'PUT' : 'POST',
+    headers: { authorization: `Bearer ${target.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (res.status >= 300) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
+  await res.arrayBuffer();
+}
+
+/** autocannon against every target at once, the connections split between them; the 2xx summed. */
+async function load(targets, seconds) {
+  let n = 0;
+  const results = await Promise.all(
+    targets.map((t) =>
+      autocannon({
+        url: `${t.baseUrl}/records/item`,
+        method: 'POST',
+        connections: Math.max(1, Math.round(CONNECTIONS / targets.length)),
+        duration: seconds,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.key}` },
+        setupClient: (client) => client.setBody(JSON.stringify({ name: `item ${n++}`, qty: n % 100, stage: STAGES[n % 4] })),
+      }),
+    ),
+  );
+  const sum = (k) => results.reduce((a, r) => a + r[k], 0);
+  return { ok: sum('2xx'), non2xx: sum('non2xx'), errors: sum('errors'), p50: Math.max(...results.map((r) => r.latency.p50)), p99: Math.max(...results.map((r) => r.latency.p99)) };
+}
+
+async function creates(label, targets, countRows) {
+  await load(targets, 2); // warm-up: JIT, statement caches, pools
+  const before = countRows ? await countRows() : 0;
+  const r = await load(targets, DURATION);
+  const rps = r.ok / DURATION;
+  console.log(`${label.padEnd(28)} ${rps.toFixed(0).padStart(6)} creates/s  p50 ${r.p50} ms  p99 ${r.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}`);
+  if (r.non2xx > 0) throw new Error(`${label}: ${r.non2xx} non-2xx answers`);
+  if (countRows) {
+    const stored = (await countRows()) - before;
+    // autocannon may stop a request whose answer was on its way: a row without a counted 2xx, never the reverse.
+    const lost = r.ok - stored;
+    checkTarget(`${label}: every 201 is a stored row`, lost <= 0, `${r.ok} answered 201, ${stored} rows stored`);
+  }
+  return rps;
+}
+
+async function bulk(label, target) {
+  const started = performance.now();
+  for (let b = 0; b < BULK_TOTAL / BULK_BATCH; b++) {
+    const records = Array.from({ length: BULK_BATCH }, (_, i) => {
+      const k = b * BULK_BATCH + i;
+      return { name: `bulk ${k}`, qty: k % 100, code: `B-${k}`, stage: STAGES[k % 4] };
+    });
+    await post(target, '/records/item/bulk-create', { records });
+  }
+  const ms = performance.now() - started;
+  const rps = BULK_TOTAL / (ms / 1000);
+  console.log(`${label.padEnd(28)} ${ms.toFixed(0).padStart(6)} ms for ${BULK_TOTAL} (${rps.toFixed(0)} records/s)`);
+  return rps;
+}
+
+async function main() {
+  const work = mkdtempSync(join(tmpdir(), 'ss-bench-pg-'));
+  const { startPostgres } = await loadHarness(work);
+  const cluster = await startPostgres();
+  const admin = new pg.Client({ connectionString: cluster.url });
+  await admin.connect();
+  const dbUrl = async (name) => {
+    await admin.query(`CREATE DATABASE ${name}`);
+    const u = new URL(cluster.url);
+    u.pathname = `/${name}`;
+    return u.toString();
+  };
+  const counter = (url) => async () => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const tables = (await c.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND (tablename = 'item' OR tablename LIKE 'r\\_item%')")).rows;
+      return Number((await c.query(`SELECT count(*) AS n FROM "${tables[0].tablename}"`)).rows[0].n);
+    } finally {
+      await c.end();
+    }
+  };
+  const stops = [];
+  try {
+    console.log(`single-record create over HTTP, ${CONNECTIONS} connections, ${DURATION} s each; PostgreSQL on 127.0.0.1:${cluster.port}`);
+    const sqliteDir = join(work, 'sqlite');
+    const sqlite = await startServe(sqliteDir);
+    stops.push(sqlite.stop);
+    await post(sqlite, '/schema/sources/bench', declaration);
+    const onSqlite = await creates('serve (SQLite)', [sqlite]);
+
+    const bareUrl = await dbUrl('bare');
+    const bareServer = await startBare(bareUrl);
+    stops.push(bareServer.stop);
+    const onBare = await creates('bare Fastify + pg', [bareServer], counter(bareUrl));
+
+    const byProcesses = {};
+    for (const n of [1, 2, 4]) {
+      const url = await dbUrl(`ours${n}`);
+      const dataDir = join(work, `pg${n}`);
+      const first = await startServe(dataDir, url);
+      const procs = [first, ...(await Promise.all(Array.from({ length: n - 1 }, () => startServe(dataDir, url))))];
+      stops.push(...procs.map((p) => p.stop));
+      await post(first, '/schema/sources/bench', declaration);
+      byProcesses[n] = await creates(`serve (PostgreSQL) × ${n}`, procs, counter(url));
+      for (const p of procs) p.stop();
+    }
+
+    const vsBare = byProcesses[1] / onBare;
+    console.log(`ratio PostgreSQL (1 process) / bare Fastify+pg: ${vsBare.toFixed(2)}  (target ≥ 0.60)`);
+    console.log(`ratio PostgreSQL (1 process) / SQLite:          ${(byProcesses[1] / onSqlite).toFixed(2)}`);
+    for (const n of [2, 4]) console.log(`ratio PostgreSQL ${n} processes / 1 process:     ${(byProcesses[n] / byProcesses[1]).toFixed(2)}  (target ≥ 0.80)`);
+    checkTarget('PostgreSQL creates/s vs bare Fastify + pg', vsBare >= 0.6, `${vsBare.toFixed(2)} (≥ 0.60)`);
+    for (const n of [2, 4]) {
+      const r = byProcesses[n] / byProcesses[1];
+      checkTarget(`PostgreSQL creates/s with ${n} processes vs 1`, r >= 0.8, `${r.toFixed(2)} (≥ 0.80)`);
+    }
+
+    console.log(`\nbulk-create ${BULK_TOTAL} over HTTP (${BULK_TOTAL / BULK_BATCH} × ${BULK_BATCH})`);
+    const bulkSqlite = await startServe(join(work, 'bulk-sqlite'));
+    stops.push(bulkSqlite.stop);
+    await post(bulkSqlite, '/schema/sources/bench', declaration);
+    const bSqlite = await bulk('serve (SQLite)', bulkSqlite);
+    const bBareServer = await startBare(await dbUrl('bulkbare'));
+    stops.push(bBareServer.stop);
+    const bBare = await bulk('bare Fastify + pg', bBareServer);
+    const bulkUrl = await dbUrl('bulkours');
+    const bulkPg = await startServe(join(work, 'bulk-pg'), bulkUrl);
+    stops.push(bulkPg.stop);
+    await post(bulkPg, '/schema/sources/bench', declaration);
+    const bPg = await bulk('serve (PostgreSQL)', bulkPg);
+    const stored = await counter(bulkUrl)();
+    checkTarget('PostgreSQL bulk-create: every record stored', stored === BULK_TOTAL, `${stored} of ${BULK_TOTAL}`);
+    const bulkVsBare = bPg / bBare;
+    console.log(`ratio PostgreSQL / bare Fastify+pg: ${bulkVsBare.toFixed(2)}  (target ≥ 0.60)`);
+    console.log(`ratio PostgreSQL / SQLite:          ${(bPg / bSqlite).toFixed(2)}`);
+    checkTarget('PostgreSQL bulk-create 10,000 vs bare Fastify + pg', bulkVsBare >= 0.6, `${bulkVsBare.toFixed(2)} (≥ 0.60)`);
+  } finally {
+    for (const stop of stops) stop();
+    await admin.end().catch(() => undefined);
+    cluster.destroy();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
