@@ -150,7 +150,7 @@ export interface Codec {
    * One element of a list column as the dialect's list tests compare it (filters on list
    * types compare one element, engine/model/filter-operand.ts). Absent: bound as it is.
    */
-  element?(value: unknown): Param;
+  element?(value: unknown, spec: AttributeSpec): Param;
 }
 
 /**

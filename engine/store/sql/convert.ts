@@ -18,15 +18,10 @@ export function convertColumnValue(codecs: Record<AttributeType, Codec>, column:
   return codecs[to.type].encode(parsed.value, to);
 }
 
-/** Column value → API value; null stays null. */
-export function decodeColumn(codecs: Record<AttributeType, Codec>, column: unknown, spec: AttributeSpec): unknown {
-  return column === null || column === undefined ? null : codecs[spec.type].decode(column, spec);
-}
-
 /** A checked filter operand (engine/model/filter-operand.ts) as the column, or one list element, holds it. */
 export function encodeOperand(codecs: Record<AttributeType, Codec>, value: unknown, element: boolean, spec: AttributeSpec): Param {
   if (value === null) return null;
   const codec = codecs[spec.type];
-  if (element) return codec.element ? codec.element(value) : (value as Param);
+  if (element) return codec.element ? codec.element(value, spec) : (value as Param);
   return codec.encode(value, spec);
 }

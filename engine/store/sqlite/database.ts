@@ -51,14 +51,6 @@ CREATE TABLE IF NOT EXISTS _ss_roles (
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL
 ) STRICT;
-CREATE TABLE IF NOT EXISTS _ss_roles (
-  name TEXT PRIMARY KEY,
-  decl TEXT NOT NULL,
-  owner_kind TEXT NOT NULL,
-  owner_id TEXT,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL
-) STRICT;
 CREATE TABLE IF NOT EXISTS _ss_sources (
   id TEXT PRIMARY KEY,
   version INTEGER NOT NULL,
@@ -98,6 +90,10 @@ CREATE TABLE IF NOT EXISTS _ss_source_history (
   destructive TEXT NOT NULL,
   PRIMARY KEY (source_id, version)
 ) STRICT;
+`;
+
+/** Files and documents (files.ts): part of the meta layer, under the same schema version. */
+export const FILES_SQL = `
 CREATE TABLE IF NOT EXISTS _ss_files (
   id TEXT PRIMARY KEY,
   name TEXT NOT NULL,
@@ -140,6 +136,7 @@ export function openDatabase(path: string): Db {
   // while the first takes writes waits for the lock rather than exiting "database is locked".
   writeTransaction(db, () => {
     db.exec(META_SQL);
+    db.exec(FILES_SQL);
     const row = db.prepare("SELECT value FROM _ss_meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
     const current = row ? Number(row.value) : 0;
     if (current > SCHEMA_VERSION) {

@@ -7,7 +7,7 @@ import { DEFAULT_MAX_FILE_SIZE, type AttributeSpec } from '../../model/attribute
 import { cleanFileName, fileNameProblem, titleProblem } from '../../model/file-names.js';
 import type { DocumentOut, FileOut, RecordOut, StoredObject } from '../../model/stored.js';
 import type { BlobStore } from '../blobs.js';
-import { writeTransaction } from './database.js';
+import { FILES_SQL, writeTransaction } from './database.js';
 import type { DocumentSlot, RecordPort } from '../sql/context.js';
 import type { Actor } from '../types.js';
 
@@ -60,29 +60,6 @@ const SYSTEM_ACTOR: Actor = { keyId: 'system', role: 'owner', scopes: null };
 /** POST /files has no attribute to limit it; a server-wide cap keeps the disk safe. */
 export const DEFAULT_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
-const SCHEMA_SQL = `
-CREATE TABLE IF NOT EXISTS _ss_files (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  mime_type TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  sha256 TEXT NOT NULL,
-  uploaded_by TEXT,
-  created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS _ss_files_sha256 ON _ss_files(sha256);
-CREATE TABLE IF NOT EXISTS _ss_documents (
-  id TEXT PRIMARY KEY,
-  title TEXT NOT NULL,
-  file_id TEXT NOT NULL REFERENCES _ss_files(id),
-  object TEXT NOT NULL,
-  record_id TEXT NOT NULL,
-  attribute TEXT NOT NULL,
-  created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS _ss_documents_slot ON _ss_documents(object, record_id, attribute);
-CREATE INDEX IF NOT EXISTS _ss_documents_file ON _ss_documents(file_id);
-`;
 
 interface FileRow {
   id: string;
@@ -240,7 +217,7 @@ export class FilesEngine {
       }
     };
     this.maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
-    db.exec(SCHEMA_SQL);
+    db.exec(FILES_SQL);
     this.collectGarbage();
   }
 
