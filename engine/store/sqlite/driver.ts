@@ -1,8 +1,8 @@
 import type { Statement } from 'better-sqlite3';
 import type { DbErrorKind, Driver, Executor, Param, TransactionOptions } from '../port.js';
-import { resolve } from 'node:path';
 import { openDatabase, type Db } from './database.js';
 import { sqliteDialect } from './dialect.js';
+import { join, lineOf, type Group, type Line, type Member } from './line.js';
 
 /** Prepared record statements kept (LRU); see stmt(). */
 export const STATEMENT_CACHE_SIZE = 200;
@@ -345,57 +345,6 @@ export class SqliteDriver implements Driver {
   statementCacheSize(): number {
     return this.statements.size;
   }
-}
-
-/**
- * The queue of one database file in this process, shared by every connection to it. A
- * second connection in the same process (a test's second store, a CLI command run inside a
- * server's process) must wait for a transaction of the first by awaiting, not in SQLite's
- * busy wait: that wait blocks the thread, so the first transaction, paused at an await,
- * could never reach its COMMIT (a deadlock until busy_timeout, then "database is locked").
- * Other processes are kept out by the file lock (BEGIN IMMEDIATE, busy_timeout).
- */
-interface Line {
-  queue: Promise<unknown>;
-  /** Calls queued or running (a transaction counts until it ends). */
-  pending: number;
-  /** The group another grouped write may join: queued and not started, or collecting. */
-  open: Group | null;
-  /** A COMMIT ran in this turn of the event loop (cleared by setImmediate). */
-  committedThisTurn: boolean;
-  /** performance.now() before which no group collects (a wait nobody used). */
-  quietUntil: number;
-}
-
-/** A write waiting to run in a group (SqliteDriver.transaction). */
-interface Member {
-  fn: (tx: Executor) => Promise<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (err: unknown) => void;
-}
-
-interface Group {
-  /** Members run on this connection's `direct` executor, so only its own writes join. */
-  driver: SqliteDriver;
-  members: Member[];
-  /** Running, and taking joiners until the end of this turn of the event loop. */
-  collecting: boolean;
-}
-
-function join<T>(group: Group, fn: (tx: Executor) => Promise<T>): Promise<T> {
-  return new Promise<T>((resolve, reject) => void group.members.push({ fn, resolve: resolve as (v: unknown) => void, reject }));
-}
-
-const lines = new Map<string, Line>();
-
-function lineOf(path: string): Line {
-  const key = path === ':memory:' ? `:memory:${lines.size}` : resolve(path);
-  let line = lines.get(key);
-  if (!line) {
-    line = { queue: Promise.resolve(), pending: 0, open: null, committedThisTurn: false, quietUntil: 0 };
-    lines.set(key, line);
-  }
-  return line;
 }
 
 /**

@@ -527,7 +527,9 @@ export class FilesEngine {
    * brings back a row for.
    */
   flushReleases(): void {
-    if (this.db.inTransaction) return;
+    // Called after every record write: with nothing to release, prepare nothing (a create's
+    // hot path; preparing this statement each time was ~5 µs of it).
+    if (this.db.inTransaction || this.releaseCandidates.size === 0) return;
     const count = this.db.prepare('SELECT COUNT(*) AS n FROM _ss_files WHERE sha256 = ?');
     for (const sha of [...this.releaseCandidates]) {
       this.releaseCandidates.delete(sha);
