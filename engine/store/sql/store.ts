@@ -71,12 +71,15 @@ async function savepoint<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Which writes may share a COMMIT with others (group commit). Only the record writes
- * (create, update, delete, and their bulk forms): they change no schema, so their catalog
+ * Which writes may share a COMMIT with others (group commit). Only the single-record writes
+ * (create, update, delete): they change no schema, so their catalog
  * view is never retired or published (catalog.ts) and members of one group read the same
  * committed schema; what they leave in process memory after the transaction (the files
  * module's release candidates) is re-checked against the committed rows when flushed.
  * Not grouped:
+ * - bulk record writes: their fixed cost is already shared by up to 1,000 records, and a
+ *   savepoint over thousands of rows costs SQLite a sub-journal of every page they touch
+ *   (bulkCreate of 10,000 took twice as long inside one);
  * - schema writes (objects, attributes, views, roles, a source push, applyPlan): they drop
  *   the process's object cache before COMMIT and publish their view after it. In a group a
  *   later member would load the cache from the still-uncommitted schema, and a failed
@@ -146,7 +149,7 @@ export class SqlStore implements Store {
   /**
    * One write transaction (or a savepoint inside the bound one). `grouped` lets the driver run
    * it in one transaction with other grouped writes waiting at the same time (group commit,
-   * engine/store/port.ts TransactionOptions); only the record writes ask (see RECORD_WRITE).
+   * engine/store/port.ts TransactionOptions); only single-record writes ask (see RECORD_WRITE).
    */
   private async write<T>(fn: (core: Core, tx: Executor) => Promise<T>, grouped = false): Promise<T> {
     if (this.scope.kind === 'tx') {
@@ -224,7 +227,7 @@ export class SqlStore implements Store {
         const p = records.prepareCreates(core, o, bodies, bulk);
         prepared = p.prepared;
         return records.writeCreates(core, tx, () => this.bound(core, tx), p.prepared, p.errors, actor);
-      }, true);
+      }, !bulk);
     } catch (err) {
       if (!prepared || this.shared.backend.driver.classify(err) !== 'unique') throw err;
       const p = prepared;
@@ -245,7 +248,7 @@ export class SqlStore implements Store {
       const list = bulk ? records.checkBulkUpdate(items as BulkUpdateItem[]) : (items as records.UpdateItem[]);
       const rows = records.prepareUpdates(core, o, list, bulk);
       return records.writeUpdates(core, tx, () => this.bound(core, tx), o, rows, bulk);
-    }, true);
+    }, !bulk);
   }
 
   deleteRecord = (object: string, id: string) =>
@@ -259,7 +262,7 @@ export class SqlStore implements Store {
       const o = await core.catalog.require(tx, object);
       records.checkBulkDelete(ids);
       return records.bulkDelete(core, tx, o, ids);
-    }, true);
+    });
 
   search = (object: string, input: SearchInput) => this.read(async (core, ex) => searchRecords(core, ex, await core.catalog.require(ex, object), input));
 
