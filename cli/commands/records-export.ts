@@ -40,12 +40,22 @@ export async function exportRecords(ctx: RecordsContext, object: string): Promis
   let count = 0;
   try {
     if (format === 'csv') await write(stringify([['id', ...names]]));
-    let cursor: string | undefined;
-    do {
-      const page = await whileThrottled(
+    type Page = Awaited<ReturnType<ReturnType<typeof client.records>['search']>>;
+    const fetchPage = (cursor: string | undefined): Promise<Page> =>
+      whileThrottled(
         () => client.records(object).search({ ...(filter ? { filter } : {}), limit: PAGE, ...(cursor ? { cursor } : {}) }),
         (secs) => ctx.stderr.write(`rate limit reached (429 Too Many Requests): waiting ${secs} s before reading the next page\n`),
       );
+    // One page ahead: the next page is asked for as soon as its cursor is known, so the
+    // server reads it while this one is formatted and written. A keyset cursor names a
+    // position, not an offset, so asking early changes nothing about which records come; at
+    // most two pages are held. When a write fails, the request in flight is left to end on
+    // its own; the `catch` keeps its failure, if any, from being an unhandled rejection.
+    let next: Promise<Page> | undefined = fetchPage(undefined);
+    while (next) {
+      const page: Page = await next;
+      next = page.nextCursor ? fetchPage(page.nextCursor) : undefined;
+      next?.catch(() => undefined);
       if (format === 'csv') {
         const rows = page.records.map((r) => [r.id, ...names.map((n) => shape.toCell(n, r.values[n]))]);
         // quoted_match: an empty string is written `""`, null (no value) as an empty cell.
@@ -54,8 +64,7 @@ export async function exportRecords(ctx: RecordsContext, object: string): Promis
         await write(page.records.map((r) => `${JSON.stringify({ id: r.id, ...r.values })}\n`).join(''));
       }
       count += page.records.length;
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
+    }
     if (tmp) {
       out.end();
       await once(out, 'finish');

@@ -182,6 +182,23 @@ describe('records export → import round-trips every type', () => {
     const csv = await run(['records', 'export', 'src', '--format', 'csv', '--filter', '{"title":"numbers"}']);
     expect(csv.stdout.split('\n')[1]).toMatch(/^[0-9a-f-]{36},numbers,1e-7,0,true,9999-12-31,,,,lead,,42,,,,$/);
   });
+
+  it('export over several pages (read one ahead) writes every record once, in id order, in both formats', async () => {
+    await s.defineObject('paged', [{ name: 'title', type: 'text' }, { name: 'n', type: 'integer' }]);
+    const made = await s.call('POST', '/records/paged/bulk-create', { body: { records: Array.from({ length: 1234 }, (_, i) => ({ title: `row ${i}`, n: i })) } });
+    expect(made.status).toBe(201);
+    const ids = (made.body.data.records as { id: string }[]).map((r) => r.id).sort();
+    const nd = await run(['records', 'export', 'paged']);
+    expect(nd.code, nd.stderr).toBe(0);
+    const lines = nd.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { id: string; n: number; title: string });
+    expect(lines.map((l) => l.id)).toEqual(ids);
+    expect(new Set(lines.map((l) => l.n)).size).toBe(1234);
+    const csv = await run(['records', 'export', 'paged', '--format', 'csv']);
+    expect(csv.code, csv.stderr).toBe(0);
+    const rows = csv.stdout.trimEnd().split('\n');
+    expect(rows[0]).toBe('id,title,n');
+    expect(rows.slice(1).map((r) => r.split(',')[0])).toEqual(ids);
+  });
 });
 
 describe('records import: bad input', () => {

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../engine/errors.js';
 import { openStore } from '../../engine/store/index.js';
 import type { Actor, Store } from '../../engine/store/types.js';
+import { codeOf } from '../support/service-error.js';
 
 // The search index under bulk writes (contract.md §3 "Cross-object search": a record written,
 // changed or deleted is found, or no longer found, by the very next search). Bulk writes
@@ -85,16 +85,6 @@ const row = (i: number): Record<string, unknown> => ({
   amount: i,
 });
 
-async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ServiceError) return err.code;
-    throw err;
-  }
-  return undefined;
-}
-
 describe('bulk writes keep the search index exact', () => {
   it('bulk-create indexes every text-like value of every record, and nothing else', async () => {
     await store.createRecord('deal', row(1000), actor); // rows before the batch stay as they were
@@ -112,7 +102,7 @@ describe('bulk writes keep the search index exact', () => {
     await store.createRecord('deal', { code: 'TAKEN', title: 'Original holder' }, actor);
     const before = inspect();
     const batch = Array.from({ length: 1000 }, (_, i) => (i === 500 ? { ...row(i), code: 'TAKEN' } : row(i)));
-    expect(await codeOf(store.bulkCreate('deal', batch, actor))).toBe('SCHEMA_VALIDATION_FAILED');
+    expect(await codeOf(() => store.bulkCreate('deal', batch, actor))).toBe('SCHEMA_VALIDATION_FAILED');
     expect((await store.search('deal', { limit: 1 })).total).toBe(1);
     expect(inspect()).toEqual(before);
     expect(await hitIds('number')).toEqual([]);
@@ -130,7 +120,7 @@ describe('bulk writes keep the search index exact', () => {
 
   it('a bulk that fails inside a larger transaction leaves the gate closed for the rest of it', async () => {
     const solo = await store.transaction(async (tx) => {
-      expect(await codeOf(tx.bulkCreate('deal', [row(1), { ...row(2), code: 'C-1' }, row(3)], actor))).toBe('SCHEMA_VALIDATION_FAILED');
+      expect(await codeOf(() => tx.bulkCreate('deal', [row(1), { ...row(2), code: 'C-1' }, row(3)], actor))).toBe('SCHEMA_VALIDATION_FAILED');
       return tx.createRecord('deal', { code: 'IN-TX', title: 'Zanzibar inside' }, actor);
     });
     expect(await hitIds('zanzibar')).toEqual([solo.id]);
@@ -184,7 +174,7 @@ describe('bulk writes keep the search index exact', () => {
         writes.push(s.bulkCreate('deal', Array.from({ length: 50 }, (_, i) => row(k * 100 + i)), actor));
         writes.push(s.createRecord('deal', { code: `S-${k}`, title: `single ${k}` }, actor));
         // A bulk that fails on one connection while the other writes.
-        writes.push(codeOf(s.bulkCreate('deal', [row(9000 + k), { ...row(9100 + k), code: `C-${9000 + k}` }], actor)));
+        writes.push(codeOf(() => s.bulkCreate('deal', [row(9000 + k), { ...row(9100 + k), code: `C-${9000 + k}` }], actor)));
       }
       await Promise.all(writes);
       const state = inspect();

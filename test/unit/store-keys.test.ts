@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../engine/errors.js';
+import { codeOf } from '../support/service-error.js';
 import { openStore } from '../../engine/store/index.js';
 import { SCOPES, type Store } from '../../engine/store/types.js';
 
@@ -20,16 +20,6 @@ afterEach(async () => {
   await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function codeOf(fn: () => unknown): Promise<string | undefined> {
-  try {
-    await fn();
-  } catch (err) {
-    if (err instanceof ServiceError) return err.code;
-    throw err;
-  }
-  return undefined;
-}
 
 describe('store keys', () => {
   it('stores only the sha256 of the secret and authenticates by it', async () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../engine/errors.js';
+import { codeOf } from '../support/service-error.js';
 import { openStore } from '../../engine/store/index.js';
 import type { RecordOut } from '../../engine/model/stored.js';
 import type { Actor, Store } from '../../engine/store/types.js';
@@ -13,16 +14,6 @@ let dir: string;
 let store: Store;
 const actor: Actor = { keyId: 'k1', role: 'owner', scopes: null };
 const RUNTIME = { kind: 'runtime' } as const;
-
-async function codeOf(fn: () => unknown): Promise<string | undefined> {
-  try {
-    await fn();
-  } catch (err) {
-    if (err instanceof ServiceError) return err.code;
-    throw err;
-  }
-  return undefined;
-}
 
 async function errorOf(fn: () => unknown): Promise<ServiceError> {
   try {

@@ -65,7 +65,8 @@ export async function recordsPage(main: HTMLElement, [name = '']: string[]): Pro
       const next = answer.page?.nextCursor ?? null;
       state.cursors[state.page + 1] = next;
       state.cursors.length = state.page + 2;
-      replace(count, answer.page?.total !== undefined ? `${answer.page.total} records` : '');
+      // The server counts on the first page only: later pages keep the count shown.
+      if (answer.page?.total !== undefined || !cursor) replace(count, answer.page?.total !== undefined ? `${answer.page.total} records` : '');
       replace(tableArea, renderTable(o, state, answer.data, reload), pager(state, next !== null, reload));
       if (focusTable) tableArea.querySelector<HTMLElement>('table')?.focus();
     } catch (err) {

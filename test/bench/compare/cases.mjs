@@ -1,5 +1,5 @@
 // One benchmark case against one built checkout: `node cases.mjs <checkout> <case>` prints
-// one JSON line { value, unit, better } on stdout. Run by scripts/bench-compare.mjs for the
+// one JSON line { value, unit, better, also?, detail? } on stdout. Run by baseline.bench.mjs for the
 // current tree and for the baseline commit in turn; both are driven through the same public
 // surface (store, server, CLI), awaiting every store call so the same code times the old
 // synchronous store and the new asynchronous one.
@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startDev } from '../dev-server.mjs';
+import { measureCreate } from './http-create.mjs';
 
 const [checkout, name] = process.argv.slice(2);
 const load = (rel) => import(pathToFileURL(join(checkout, 'dist', rel)).href);
@@ -63,6 +64,25 @@ const cases = {
       await run(300);
       return { value: await run(3000), unit: 'records/s', better: 'higher' };
     });
+  },
+  /**
+   * Single-record creates over HTTP, 50 connections (autocannon, server in its own process)
+   * as a fraction of a bare Fastify + better-sqlite3 route doing the same insert, measured
+   * right after it in the same process: the ratio server.bench.mjs checks (target ≥ 0.6).
+   * Also the same ratio in server CPU per create (bare's / ours), steadier on a busy machine.
+   */
+  async 'create-vs-bare'() {
+    const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+    const ours = await measureCreate('ours', { seconds, checkout });
+    const bare = await measureCreate('bare', { seconds });
+    const us = (r) => (r.cpuPerCreate * 1000).toFixed(0);
+    return {
+      value: ours.rps / bare.rps,
+      unit: '× bare',
+      better: 'higher',
+      also: { 'CPU/create': bare.cpuPerCreate / ours.cpuPerCreate },
+      detail: `${ours.rps.toFixed(0)} vs ${bare.rps.toFixed(0)} creates/s, ${us(ours)} vs ${us(bare)} µs CPU/create`,
+    };
   },
   /** One POST bulk-create of 10,000 records: ms, median of 5. */
   async 'bulk-http'() {
