@@ -53,6 +53,18 @@ export interface Executor {
   runBatch(sql: string, rows: Iterable<readonly Param[]>): Promise<{ changes: number }>;
 }
 
+/** How a write transaction may be run (Driver.transaction). */
+export interface TransactionOptions {
+  /**
+   * `fn` may share one database transaction with other such writes waiting at the same time,
+   * each inside its own savepoint (group commit: one COMMIT for many writes). The caller's
+   * promise still settles only once its write is committed (or refused alone); only a write
+   * that keeps no in-process state tied to its own commit may ask (engine/store/sql/store.ts
+   * says which do). A driver may ignore it.
+   */
+  group?: boolean;
+}
+
 export interface Driver extends Executor {
   readonly dialect: Dialect;
   /**
@@ -65,7 +77,7 @@ export interface Driver extends Executor {
    * retrying driver: it must not have effects outside `tx` (the store keeps its caches
    * consistent through `onRollback` below, never by side effects it cannot undo).
    */
-  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Several reads that see one committed state (a search page and its total; the object
    * cache's two tables). SQLite: the queue holds the connection; PostgreSQL: a READ ONLY

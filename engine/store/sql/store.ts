@@ -73,6 +73,26 @@ async function savepoint<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Which writes may share a COMMIT with others (group commit). Only the single-record writes
+ * (create, update, delete): they change no schema, so their catalog
+ * view is never retired or published (catalog.ts) and members of one group read the same
+ * committed schema; what they leave in process memory after the transaction (the files
+ * module's release candidates) is re-checked against the committed rows when flushed.
+ * Not grouped:
+ * - bulk record writes: their fixed cost is already shared by up to 1,000 records, and a
+ *   savepoint over thousands of rows costs SQLite a sub-journal of every page they touch
+ *   (bulkCreate of 10,000 took twice as long inside one);
+ * - schema writes (objects, attributes, views, roles, a source push, applyPlan): they drop
+ *   the process's object cache before COMMIT and publish their view after it. In a group a
+ *   later member would load the cache from the still-uncommitted schema, and a failed
+ *   group COMMIT would leave that cache describing a schema that never landed;
+ * - `transaction(fn)`: its body may do any of the above;
+ * - keys and idempotency writes: rare (a key created or revoked, lastUsedAt once a minute),
+ *   so grouping would save nothing, and the last-owner rule (keys.ts) is simplest alone.
+ */
+const RECORD_WRITE = { group: true } as const;
+
 /** Where a store's calls run: each in its own transaction / snapshot, or inside one given. */
 type Binding = { kind: 'top' } | { kind: 'tx'; tx: Executor; core: Core };
 
@@ -147,7 +167,12 @@ export class SqlStore implements Store {
     });
   }
 
-  private async write<T>(fn: (core: Core, tx: Executor) => Promise<T>): Promise<T> {
+  /**
+   * One write transaction (or a savepoint inside the bound one). `grouped` lets the driver run
+   * it in one transaction with other grouped writes waiting at the same time (group commit,
+   * engine/store/port.ts TransactionOptions); only single-record writes ask (see RECORD_WRITE).
+   */
+  private async write<T>(fn: (core: Core, tx: Executor) => Promise<T>, grouped = false): Promise<T> {
     if (this.scope.kind === 'tx') {
       const { core, tx } = this.scope;
       return savepoint(tx, () => fn(core, tx));
@@ -165,7 +190,7 @@ export class SqlStore implements Store {
         // so no call after it (queued behind the COMMIT) can read the schema from before it.
         view.retire();
         return out;
-      });
+      }, grouped ? RECORD_WRITE : {});
       // Committed: the view is the schema now, unless another call has loaded it since.
       view?.publish();
       return out;
@@ -224,7 +249,7 @@ export class SqlStore implements Store {
         const p = records.prepareCreates(core, o, bodies, bulk);
         prepared = p.prepared;
         return records.writeCreates(core, tx, p.prepared, p.errors, actor);
-      });
+      }, !bulk);
     } catch (err) {
       if (!prepared || this.shared.backend.driver.classify(err) !== 'unique') throw err;
       const p = prepared;
@@ -245,14 +270,14 @@ export class SqlStore implements Store {
       const list = bulk ? records.checkBulkUpdate(items as BulkUpdateItem[]) : (items as records.UpdateItem[]);
       const rows = records.prepareUpdates(core, o, list, bulk);
       return records.writeUpdates(core, tx, o, rows, bulk);
-    });
+    }, !bulk);
   }
 
   deleteRecord = (object: string, id: string) =>
     this.write(async (core, tx) => {
       await records.deleteRecord(core, tx, await core.catalog.require(tx, object), id);
       return { id };
-    });
+    }, true);
 
   bulkDelete = (object: string, ids: string[]) =>
     this.write(async (core, tx) => {

@@ -1,13 +1,17 @@
 import type { Statement } from 'better-sqlite3';
-import type { DbErrorKind, Driver, Executor, Param } from '../port.js';
-import { resolve } from 'node:path';
+import type { DbErrorKind, Driver, Executor, Param, TransactionOptions } from '../port.js';
 import { openDatabase, type Db } from './database.js';
 import { sqliteDialect } from './dialect.js';
+import { join, lineOf, type Group, type Line, type Member } from './line.js';
 
 /** Prepared record statements kept (LRU); see stmt(). */
 export const STATEMENT_CACHE_SIZE = 200;
 /** Statements binding more values than this are not kept in the cache (see prepare). */
 const CACHED_PARAMS = 66;
+/** At most this many writes share one COMMIT (see transaction). */
+export const GROUP_LIMIT = 64;
+/** After a turn's wait for joiners that nobody used, no waiting for this long (ms). */
+const QUIET_MS = 10;
 
 /**
  * The embedded backend's driver over one better-sqlite3 connection.
@@ -25,12 +29,25 @@ export class SqliteDriver implements Driver {
   readonly dialect = sqliteDialect;
   readonly db: Db;
   private statements = new Map<string, Statement>();
-  private control: { begin: Statement; commit: Statement; rollback: Statement } | undefined;
   private readonly line: Line;
+  /** Transaction control, prepared once (not parsed again for every write). */
+  private readonly sql: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', Statement>;
+  /** COMMITs run on this connection (benchmarks and tests read how many writes one carried). */
+  commits = 0;
 
   constructor(path: string) {
     this.db = openDatabase(path);
     this.line = lineOf(path);
+    const p = (sql: string): Statement => this.db.prepare(sql);
+    this.sql = {
+      begin: p('BEGIN IMMEDIATE'),
+      commit: p('COMMIT'),
+      rollback: p('ROLLBACK'),
+      // One name serves every member: a group's savepoints are never nested in each other.
+      savepoint: p('SAVEPOINT ss_group'),
+      release: p('RELEASE SAVEPOINT ss_group'),
+      rollbackTo: p('ROLLBACK TO SAVEPOINT ss_group'),
+    };
   }
 
   /**
@@ -69,24 +86,172 @@ export class SqliteDriver implements Driver {
     }
   }
 
-  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    return this.enqueue(async () => {
-      // Prepared once, as better-sqlite3's own transaction() does: exec would parse each time.
-      const control = (this.control ??= {
-        begin: this.db.prepare('BEGIN IMMEDIATE'),
-        commit: this.db.prepare('COMMIT'),
-        rollback: this.db.prepare('ROLLBACK'),
-      });
-      control.begin.run();
-      try {
-        const out = await fn(this.direct);
-        control.commit.run();
-        return out;
-      } catch (err) {
-        // A failed COMMIT or a statement error may have ended the transaction already.
-        if (this.db.inTransaction) control.rollback.run();
-        throw err;
+  /**
+   * A write transaction. Group commit: writes that opt in (`group`) and wait at the same
+   * time run in ONE transaction, each body in its own SAVEPOINT (`together`), so a
+   * transaction's fixed cost here (BEGIN/COMMIT, the commit's WAL frames, FTS5's segment
+   * flush at commit) is paid once per group (up to GROUP_LIMIT writes).
+   *
+   * When a group forms. A grouped write that finds a grouped write of this connection still
+   * queued joins it. That alone rarely happens: better-sqlite3 is synchronous, so a write
+   * that starts at once runs to its COMMIT within the microtasks of the I/O callback that
+   * asked for it, and the next request's callback finds the queue idle. So under load a
+   * grouped write that starts at once keeps its transaction open until the end of this turn
+   * of the event loop (`collecting`), and grouped writes asked for meanwhile join it, as do
+   * those queued behind it once it ends (reads are queued behind it, so the requests of one
+   * turn meet in the next group). "Under load" means another COMMIT already ran in this turn;
+   * a lone write, or the first of a turn, runs at once exactly as before (no added latency),
+   * and a turn's wait that nobody used (a caller looping over single writes) turns collecting
+   * off for QUIET_MS.
+   *
+   * Why this is as good as running the members one after the other: they DO run one after
+   * the other, on this one connection, inside one transaction, so each sees every write of the
+   * members before it exactly as it would after their COMMITs — an if-match compares with
+   * the version the previous member left (records.ts writeUpdates), a unique or relation
+   * check sees the previous member's rows (record-rules.ts), an idempotency answer remembered
+   * by one is recalled by the next. Nothing else runs on the connection meanwhile (the group
+   * holds the queue). Joining lets a write overtake calls queued after the group; all of them
+   * were waiting at once (none had answered its caller), so any order among them is one a
+   * serial run could give, and a call made after another answered is queued after it. Every
+   * member settles only after the group's COMMIT: nobody is told "written" before it is.
+   */
+  transaction<T>(fn: (tx: Executor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    const line = this.line;
+    const open = line.open;
+    if (options.group && open?.driver === this && open.members.length < GROUP_LIMIT) return join<T>(open, fn);
+    const group: Group = { driver: this, members: [], collecting: false };
+    const out = join<T>(group, fn);
+    if (options.group) {
+      if (line.pending > 0) line.open = group;
+      else if (line.committedThisTurn && performance.now() >= line.quietUntil) {
+        group.collecting = true;
+        line.open = group;
       }
+    }
+    void this.enqueue(() => {
+      if (line.open === group && !group.collecting) line.open = null;
+      return this.runGroup(group);
+    });
+    return out;
+  }
+
+  /** One turn of the queue: the members, alone or together; settles each, never throws. */
+  private async runGroup(group: Group): Promise<void> {
+    if (group.members.length === 1 && !group.collecting) {
+      const only = group.members[0]!;
+      try {
+        only.resolve(await this.alone(only.fn));
+      } catch (err) {
+        only.reject(err);
+      }
+      return;
+    }
+    // Each round settles at least one member (see together): this ends.
+    let left = group;
+    while (left.members.length > 0) left = { driver: this, members: await this.together(left), collecting: false };
+  }
+
+  private async alone<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    this.sql.begin.run();
+    try {
+      const out = await fn(this.direct);
+      this.sql.commit.run();
+      this.committed();
+      return out;
+    } catch (err) {
+      // A failed COMMIT or a statement error may have ended the transaction already.
+      if (this.db.inTransaction) this.sql.rollback.run();
+      throw err;
+    }
+  }
+
+  /**
+   * Members in one transaction, each in a savepoint: a body that throws is rolled back to
+   * its savepoint alone and gets its own error; the others go on. Nobody is answered before
+   * the COMMIT; a failed COMMIT rejects every member that had succeeded (nothing landed).
+   * If a body's failure ended the whole transaction (SQLite does so on SQLITE_FULL, IOERR,
+   * NOMEM, some BUSY), the members that had succeeded lost their writes through no fault of
+   * their own: they are returned to run again in a fresh transaction (a transaction body may
+   * run more than once, engine/store/port.ts Driver.transaction); the failing one is settled.
+   */
+  private async together(group: Group): Promise<Member[]> {
+    const { members } = group;
+    const ok: { member: Member; value: unknown }[] = [];
+    const failed: { member: Member; err: unknown }[] = [];
+    const settle = (commitError?: unknown): void => {
+      for (const f of failed) f.member.reject(f.err);
+      for (const o of ok) commitError === undefined ? o.member.resolve(o.value) : o.member.reject(commitError);
+    };
+    try {
+      this.sql.begin.run();
+    } catch (err) {
+      this.closeGroup(group);
+      for (const m of members) m.reject(err);
+      return [];
+    }
+    for (let i = 0; ; i++) {
+      // A collecting group runs whoever joined while it waited, then waits no more.
+      if (i === members.length && group.collecting) await this.endOfTurn(group, i);
+      if (i === members.length) break;
+      const member = members[i]!;
+      try {
+        this.sql.savepoint.run();
+        const value = await member.fn(this.direct);
+        this.sql.release.run();
+        ok.push({ member, value });
+      } catch (err) {
+        failed.push({ member, err });
+        if (!this.db.inTransaction) {
+          this.closeGroup(group);
+          for (const f of failed) f.member.reject(f.err);
+          return [...ok.map((o) => o.member), ...members.slice(i + 1)];
+        }
+        try {
+          this.sql.rollbackTo.run();
+          this.sql.release.run();
+        } catch (undo) {
+          // The savepoint could not be undone: nothing of this transaction may land.
+          this.closeGroup(group);
+          if (this.db.inTransaction) this.sql.rollback.run();
+          for (const m of members.slice(i + 1)) failed.push({ member: m, err: undo });
+          settle(undo);
+          return [];
+        }
+      }
+    }
+    try {
+      this.sql.commit.run();
+      this.committed();
+    } catch (err) {
+      if (this.db.inTransaction) this.sql.rollback.run();
+      settle(err);
+      return [];
+    }
+    settle();
+    return [];
+  }
+
+  /** A collecting group waits for the end of this turn, then takes no one new. */
+  private async endOfTurn(group: Group, ran: number): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.closeGroup(group);
+    // Nobody joined and nothing queued behind: the wait only delayed this write.
+    if (group.members.length === ran && this.line.pending <= 1) this.line.quietUntil = performance.now() + QUIET_MS;
+  }
+
+  private closeGroup(group: Group): void {
+    group.collecting = false;
+    if (this.line.open === group) this.line.open = null;
+  }
+
+  /** Marks this turn of the event loop as one that has committed (see transaction). */
+  private committed(): void {
+    this.commits++;
+    const line = this.line;
+    if (line.committedThisTurn) return;
+    line.committedThisTurn = true;
+    setImmediate(() => {
+      line.committedThisTurn = false;
     });
   }
 
@@ -180,32 +345,6 @@ export class SqliteDriver implements Driver {
   statementCacheSize(): number {
     return this.statements.size;
   }
-}
-
-/**
- * The queue of one database file in this process, shared by every connection to it. A
- * second connection in the same process (a test's second store, a CLI command run inside a
- * server's process) must wait for a transaction of the first by awaiting, not in SQLite's
- * busy wait: that wait blocks the thread, so the first transaction, paused at an await,
- * could never reach its COMMIT (a deadlock until busy_timeout, then "database is locked").
- * Other processes are kept out by the file lock (BEGIN IMMEDIATE, busy_timeout).
- */
-interface Line {
-  queue: Promise<unknown>;
-  /** Calls queued or running (a transaction counts until it ends). */
-  pending: number;
-}
-
-const lines = new Map<string, Line>();
-
-function lineOf(path: string): Line {
-  const key = path === ':memory:' ? `:memory:${lines.size}` : resolve(path);
-  let line = lines.get(key);
-  if (!line) {
-    line = { queue: Promise.resolve(), pending: 0 };
-    lines.set(key, line);
-  }
-  return line;
 }
 
 /**
