@@ -75,8 +75,8 @@ async function savepoint<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
 
 /**
  * Which writes may share a COMMIT with others (group commit). Only the single-record writes
- * (create, update, delete): they change no schema, so their catalog
- * view is never retired or published (catalog.ts) and members of one group read the same
+ * (create, update, delete): they change no schema, so their catalog view is never retired
+ * or published (catalog.ts) and members of one group read the same
  * committed schema; what they leave in process memory after the transaction (the files
  * module's release candidates) is re-checked against the committed rows when flushed.
  * Not grouped:
