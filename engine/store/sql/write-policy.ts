@@ -1,0 +1,19 @@
+/**
+ * Which writes may share a COMMIT with others (group commit). Only the single-record writes
+ * (create, update, delete): they change no schema, so their catalog view is never retired
+ * or published (catalog.ts) and members of one group read the same
+ * committed schema; what they leave in process memory after the transaction (the files
+ * module's release candidates) is re-checked against the committed rows when flushed.
+ * Not grouped:
+ * - bulk record writes: their fixed cost is already shared by up to 1,000 records, and a
+ *   savepoint over thousands of rows costs SQLite a sub-journal of every page they touch
+ *   (bulkCreate of 10,000 took twice as long inside one);
+ * - schema writes (objects, attributes, views, roles, a source push, applyPlan): they drop
+ *   the process's object cache before COMMIT and publish their view after it. In a group a
+ *   later member would load the cache from the still-uncommitted schema, and a failed
+ *   group COMMIT would leave that cache describing a schema that never landed;
+ * - `transaction(fn)`: its body may do any of the above;
+ * - keys and idempotency writes: rare (a key created or revoked, lastUsedAt once a minute),
+ *   so grouping would save nothing, and the last-owner rule (keys.ts) is simplest alone.
+ */
+export const RECORD_WRITE = { group: true } as const;
