@@ -2,7 +2,7 @@ import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
 import type { Executor, Param, SchemaDdl } from '../port.js';
 import { convertColumnValue } from '../sql/convert.js';
-import { indexIdent, tableIdent } from '../sql/idents.js';
+import { indexIdent, indexKind, tableIdent } from '../sql/idents.js';
 import { CODECS, columnType } from './codecs.js';
 
 /**
@@ -57,8 +57,8 @@ export const postgresDdl: SchemaDdl = {
     const ix = indexIdent(attributeId);
     if (!fresh) await tx.exec(`DROP INDEX IF EXISTS ${ix}`);
     const on = `${tableIdent(object)} (${sqlIdent(spec.name)})`;
-    if (spec.unique) await tx.exec(`CREATE UNIQUE INDEX ${ix} ON ${on}`);
-    else if (spec.type === 'relation') await tx.exec(`CREATE INDEX ${ix} ON ${on}`);
+    const kind = indexKind(spec);
+    if (kind !== 'none') await tx.exec(`CREATE ${kind === 'unique' ? 'UNIQUE ' : ''}INDEX ${ix} ON ${on}`);
   },
 
   changeColumnType,

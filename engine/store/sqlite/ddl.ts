@@ -1,7 +1,7 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
 import { convertColumnValue } from '../sql/convert.js';
-import { indexIdent, tableIdent } from '../sql/idents.js';
+import { indexIdent, indexKind, tableIdent } from '../sql/idents.js';
 import { CODECS, type SqlValue } from './codecs.js';
 import type { Db } from './database.js';
 
@@ -48,8 +48,8 @@ export function syncIndex(db: Db, object: string, attributeId: string, spec: Att
   const ix = indexIdent(attributeId);
   // DDL re-reads the whole schema; a new attribute has no index to drop.
   if (!fresh) db.exec(`DROP INDEX IF EXISTS ${ix}`);
-  if (spec.unique) db.exec(`CREATE UNIQUE INDEX ${ix} ON ${tableIdent(object)} (${sqlIdent(spec.name)})`);
-  else if (spec.type === 'relation') db.exec(`CREATE INDEX ${ix} ON ${tableIdent(object)} (${sqlIdent(spec.name)})`);
+  const kind = indexKind(spec);
+  if (kind !== 'none') db.exec(`CREATE ${kind === 'unique' ? 'UNIQUE ' : ''}INDEX ${ix} ON ${tableIdent(object)} (${sqlIdent(spec.name)})`);
 }
 
 /**
