@@ -1,4 +1,4 @@
-import { sqlIdent } from '../../model/names.js';
+import { SYSTEM_COLUMNS, sqlIdent } from '../../model/names.js';
 import type { AttributeSpec } from '../../model/attribute.js';
 import { typeDef } from '../../model/types/registry.js';
 
@@ -25,4 +25,17 @@ export function indexIdent(attributeId: string): string {
  */
 export function indexKind(spec: AttributeSpec): 'unique' | 'plain' | 'none' {
   return spec.unique ? 'unique' : typeDef(spec.type).reference === 'record' ? 'plain' : 'none';
+}
+
+/**
+ * The system columns of a record table, in the one table's order (engine/model/names.ts
+ * SYSTEM_ATTRIBUTE_TABLE): each backend gives only its column SQL. A system column the
+ * backend has no SQL for fails at the first CREATE TABLE rather than making a table without it.
+ */
+export function systemColumnsSql(sqlOf: Readonly<Record<string, string>>): string {
+  return SYSTEM_COLUMNS.map((name) => {
+    const sql = Object.hasOwn(sqlOf, name) ? sqlOf[name] : undefined;
+    if (sql === undefined) throw new Error(`no column SQL for the system column ${name}`);
+    return `${name} ${sql}`;
+  }).join(', ');
 }

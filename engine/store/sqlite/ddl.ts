@@ -1,7 +1,7 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
 import { convertColumnValue } from '../sql/convert.js';
-import { indexIdent, indexKind, tableIdent } from '../sql/idents.js';
+import { indexIdent, indexKind, systemColumnsSql, tableIdent } from '../sql/idents.js';
 import { CODECS, type SqlValue } from './codecs.js';
 import type { Db } from './database.js';
 
@@ -13,12 +13,18 @@ import type { Db } from './database.js';
  * the transaction's (engine/store/sqlite/driver.ts).
  */
 
+/** SQLite's SQL for each system column (which columns, in which order: SYSTEM_COLUMNS). */
+const SYSTEM_COLUMN_SQL: Readonly<Record<string, string>> = {
+  id: 'TEXT PRIMARY KEY',
+  version: 'INTEGER NOT NULL',
+  created_at: 'TEXT NOT NULL',
+  updated_at: 'TEXT NOT NULL',
+  created_by: 'TEXT',
+};
+
 export function createRecordTable(db: Db, object: string, attributes: readonly AttributeSpec[]): void {
   const cols = attributes.map((a) => `${sqlIdent(a.name)} ${CODECS[a.type].column}`);
-  db.exec(
-    `CREATE TABLE ${tableIdent(object)} (id TEXT PRIMARY KEY, version INTEGER NOT NULL, created_at TEXT NOT NULL, ` +
-      `updated_at TEXT NOT NULL, created_by TEXT${cols.map((c) => `, ${c}`).join('')}) STRICT`,
-  );
+  db.exec(`CREATE TABLE ${tableIdent(object)} (${systemColumnsSql(SYSTEM_COLUMN_SQL)}${cols.map((c) => `, ${c}`).join('')}) STRICT`);
 }
 
 export function dropRecordTable(db: Db, object: string): void {
