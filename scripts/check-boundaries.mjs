@@ -86,22 +86,17 @@ for (const file of files('cli')) {
 // issue 14: adding a type is one file again): no branch on an attribute type's name outside
 // engine/model/types — ask the registry (reference, list, fullText, implied, …). Studio is
 // exempt: it runs in the browser without the registry, and its per-type widgets are
-// presentation. The store is exempt for now and reported on every run: its core is being
-// rewritten backend-neutral (issue 14), and its branches move to the registry helpers
-// (relationTarget, holdsDocuments, isTextLike, isMultiValued) as it lands.
+// presentation. The store too asks the registry (relationTarget, holdsDocuments,
+// isTextLike, isMultiValued, typeDef(t).reference).
 const TYPE_NAMES = 'text|number|integer|boolean|date|datetime|email|url|select|multiselect|json|relation|document';
 const TYPE_BRANCH = new RegExp(`\\btype\\s*[!=]==?\\s*'(${TYPE_NAMES})'|\\[\\s*'(${TYPE_NAMES})'\\s*(,\\s*'(${TYPE_NAMES})'\\s*)*\\]\\.includes\\(|new Set\\(\\[\\s*'(${TYPE_NAMES})'\\s*,`);
-const TYPE_BRANCHES_PENDING = /^engine\/store\//;
-const branching = [];
 for (const file of [...files('engine'), ...files('cli')]) {
   const rel = relative(root, join(root, file));
   if (rel.startsWith('engine/model/types/') || rel.startsWith('engine/studio/')) continue;
   const src = readFileSync(join(root, file), 'utf8');
   const hits = src.split('\n').flatMap((line, i) => (TYPE_BRANCH.test(line) ? [`${rel}:${i + 1}`] : []));
-  if (hits.length > 0 && TYPE_BRANCHES_PENDING.test(rel)) branching.push(`${rel} (${hits.length})`);
-  else if (hits.length > 0) problems.push(...hits.map((h) => `${h}: a branch on an attribute type's name: ask the registry (engine/model/types)`));
+  if (hits.length > 0) problems.push(...hits.map((h) => `${h}: a branch on an attribute type's name: ask the registry (engine/model/types)`));
 }
-if (branching.length) console.warn(`⚠ files still branching on attribute type names:\n  ${branching.join('\n  ')}`);
 if (problems.length) {
   console.error(problems.join('\n'));
   process.exit(1);

@@ -2,7 +2,7 @@ import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
 import type { Executor, Param, SchemaDdl } from '../port.js';
 import { convertColumnValue } from '../sql/convert.js';
-import { indexIdent, tableIdent } from '../sql/idents.js';
+import { indexIdent, indexKind, systemColumnsSql, tableIdent } from '../sql/idents.js';
 import { CODECS, columnType } from './codecs.js';
 
 /**
@@ -20,12 +20,20 @@ import { CODECS, columnType } from './codecs.js';
 
 const TEXT = 'text COLLATE "C"';
 
+/** PostgreSQL's SQL for each system column (which columns, in which order: SYSTEM_COLUMNS). */
+const SYSTEM_COLUMN_SQL: Readonly<Record<string, string>> = {
+  id: `${TEXT} PRIMARY KEY`,
+  version: 'bigint NOT NULL',
+  created_at: `${TEXT} NOT NULL`,
+  updated_at: `${TEXT} NOT NULL`,
+  created_by: TEXT,
+};
+
 export const postgresDdl: SchemaDdl = {
   async createRecordTable(tx, object, attributes) {
     const cols = attributes.map((a) => `, ${sqlIdent(a.name)} ${columnType(a)}`).join('');
     await tx.exec(
-      `CREATE TABLE ${tableIdent(object)} ("_ss_seq" bigint GENERATED ALWAYS AS IDENTITY, id ${TEXT} PRIMARY KEY, ` +
-        `version bigint NOT NULL, created_at ${TEXT} NOT NULL, updated_at ${TEXT} NOT NULL, created_by ${TEXT}${cols})`,
+      `CREATE TABLE ${tableIdent(object)} ("_ss_seq" bigint GENERATED ALWAYS AS IDENTITY, ${systemColumnsSql(SYSTEM_COLUMN_SQL)}${cols})`,
     );
   },
 
@@ -57,8 +65,8 @@ export const postgresDdl: SchemaDdl = {
     const ix = indexIdent(attributeId);
     if (!fresh) await tx.exec(`DROP INDEX IF EXISTS ${ix}`);
     const on = `${tableIdent(object)} (${sqlIdent(spec.name)})`;
-    if (spec.unique) await tx.exec(`CREATE UNIQUE INDEX ${ix} ON ${on}`);
-    else if (spec.type === 'relation') await tx.exec(`CREATE INDEX ${ix} ON ${on}`);
+    const kind = indexKind(spec);
+    if (kind !== 'none') await tx.exec(`CREATE ${kind === 'unique' ? 'UNIQUE ' : ''}INDEX ${ix} ON ${on}`);
   },
 
   changeColumnType,

@@ -1,5 +1,6 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import type { StoredObject } from '../../model/stored.js';
+import { isMultiValued, isTextLike } from '../../model/types/registry.js';
 import type { Executor, FulltextPort } from '../port.js';
 import { tableIdent } from '../sql/idents.js';
 import { runFulltext } from './fulltext-query.js';
@@ -31,8 +32,8 @@ import { runFulltext } from './fulltext-query.js';
 export const SEARCH_LAYOUT = 1;
 export const SEARCH_CONFIG = 'schemasync_search';
 
-const TEXT_LIKE = new Set(['text', 'email', 'url', 'select', 'multiselect']);
-const textAttributes = (o: StoredObject): AttributeSpec[] => o.attributes.filter((a) => !a.system && TEXT_LIKE.has(a.type));
+// Which attributes are indexed is the registry's `fullText` (contract.md §3: text-like).
+const textAttributes = (o: StoredObject): AttributeSpec[] => o.attributes.filter((a) => !a.system && isTextLike(a));
 
 /**
  * Every alias below names its columns (`AS e(v)`) and every column reference is qualified:
@@ -175,7 +176,7 @@ async function objectTriggers(tx: Executor, o: StoredObject): Promise<void> {
   const attrs = textAttributes(o);
   if (attrs.length === 0) return;
   const table = tableIdent(o.name);
-  const args = [lit(o.name), ...attrs.map((a) => lit(a.type === 'multiselect' ? `m:${a.name}` : a.name))].join(', ');
+  const args = [lit(o.name), ...attrs.map((a) => lit(isMultiValued(a) ? `m:${a.name}` : a.name))].join(', ');
   // Inserts and deletes once per statement over its transition table: a bulk create of
   // 10,000 rows indexes them in one INSERT … SELECT per attribute, not 10,000 trigger calls
   // (10,000 rows of two text attributes, best of 4 on a loaded 2-core machine: 534 ms, against
@@ -192,7 +193,7 @@ async function fillAttributes(tx: Executor, o: StoredObject, attrs: readonly Att
   const table = tableIdent(o.name);
   for (const a of attrs) {
     const col = `r."${a.name}"`;
-    const text = a.type === 'multiselect' ? `(SELECT string_agg(e.v, ', ') FROM jsonb_array_elements_text((${col})::jsonb) AS e(v))` : col;
+    const text = isMultiValued(a) ? `(SELECT string_agg(e.v, ', ') FROM jsonb_array_elements_text((${col})::jsonb) AS e(v))` : col;
     await tx.run(
       `INSERT INTO _ss_search(object, record_id, attribute, text) SELECT ?, r.id, ?, x.t FROM ${table} AS r, LATERAL (SELECT ${text} AS t) AS x WHERE x.t IS NOT NULL AND x.t <> '' ORDER BY r."_ss_seq"`,
       [o.name, a.name],
@@ -228,7 +229,7 @@ export const postgresFulltext: FulltextPort = {
       if (n !== undefined) await tx.run('DELETE FROM _ss_search WHERE object = ? AND attribute = ? AND document_id IS NULL', [o.name, n]);
     }
     const now = newName === undefined ? undefined : o.attributes.find((a) => a.name === newName);
-    if (now && !now.system && TEXT_LIKE.has(now.type)) await fillAttributes(tx, o, [now]);
+    if (now && !now.system && isTextLike(now)) await fillAttributes(tx, o, [now]);
     await objectTriggers(tx, o);
   },
 

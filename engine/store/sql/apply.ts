@@ -11,6 +11,7 @@ import { applyAttributeChange, dropAttribute, insertAttribute } from './schema-a
 import { changeObjectInfo, dropObject, insertObject, renameObject } from './schema-objects.js';
 import { now } from './time.js';
 import { dropView, upsertView } from './views.js';
+import { typeDef } from '../../model/types/registry.js';
 
 /**
  * The plan applier (issue 4): one function per step action, `Record<StepAction, …>` so a
@@ -34,7 +35,7 @@ const HANDLERS: { [A in StepAction]: Handler<A> } = {
     const specs = Object.entries(step.decl.attributes).map(([name, decl]) => specOf(name, decl));
     const objects = await core.catalog.objects(tx);
     const known = (target: string | undefined): boolean => target === step.object || (target !== undefined && objects.has(target));
-    const now_ = specs.filter((s) => s.type !== 'relation' || known(s.target));
+    const now_ = specs.filter((s) => typeDef(s.type).reference !== 'record' || known(s.target));
     for (const s of specs) if (!now_.includes(s)) deferred.push({ object: step.object, spec: s });
     await insertObject(core, tx, step.object, { label: step.decl.label, description: step.decl.description }, now_, owner);
   },

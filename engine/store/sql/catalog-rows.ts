@@ -2,6 +2,7 @@ import type { AttributeSpec } from '../../model/attribute.js';
 import type { Owner, OwnerKind, StoredAttribute, StoredObject, StoredView } from '../../model/stored.js';
 import type { ViewDecl } from '../../model/declaration.js';
 import type { Executor } from '../port.js';
+import { withoutRenamedFrom } from '../../model/renames.js';
 
 /**
  * Reading the meta layer into the shared model types (engine/model/stored.ts). The store
@@ -106,9 +107,8 @@ export async function loadViews(ex: Executor): Promise<StoredView[]> {
 
 /** The spec as stored in `_ss_attributes.spec`: AddAttributeInput without name or renamedFrom. */
 export function specJson(spec: AttributeSpec): string {
-  const { renamedFrom: _r, ...rest } = spec;
   const clean: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(rest)) if (v !== undefined) clean[k] = v;
+  for (const [k, v] of Object.entries(withoutRenamedFrom(spec))) if (v !== undefined) clean[k] = v;
   return JSON.stringify(clean);
 }
 

@@ -3,6 +3,7 @@ import { quoteName } from '../../model/names.js';
 import type { StoredObject } from '../../model/stored.js';
 import type { Backend, Executor } from '../port.js';
 import { loadObjects } from './catalog-rows.js';
+import { relationTarget } from '../../model/types/registry.js';
 
 /**
  * The object cache: every object with its attributes, read once and kept current by the
@@ -142,7 +143,7 @@ export class Catalog {
     const refs: string[] = [];
     for (const o of (await this.objects(ex)).values()) {
       if (o.name === object) continue;
-      for (const a of o.attributes) if (a.type === 'relation' && a.target === object) refs.push(`${o.name}.${a.name}`);
+      for (const a of o.attributes) if (relationTarget(a) === object) refs.push(`${o.name}.${a.name}`);
     }
     return refs;
   }

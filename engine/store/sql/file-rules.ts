@@ -4,6 +4,7 @@ import { DEFAULT_MAX_FILE_SIZE, type AttributeSpec } from '../../model/attribute
 import { titleProblem } from '../../model/file-names.js';
 import type { FileOut, StoredObject } from '../../model/stored.js';
 import type { Actor } from '../types.js';
+import { holdsDocuments } from '../../model/types/registry.js';
 
 /**
  * The rules of files and documents that need no database (contract.md §3 "Files and
@@ -119,7 +120,7 @@ export function pathText(path: readonly (string | number)[]): string {
 export function documentAttribute(o: StoredObject, attribute: string): AttributeSpec {
   const spec = o.attributes.find((a) => a.name === attribute);
   if (!spec) throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `Object ${o.name} has no attribute ${attribute}`);
-  if (spec.type !== 'document') {
+  if (!holdsDocuments(spec)) {
     throw new ServiceError('SCHEMA_VALIDATION_FAILED', `${o.name}.${attribute} is a ${spec.type} attribute, not a document attribute`, {
       errors: [{ path: [attribute], message: `${attribute} is not a document attribute` }],
     });

@@ -8,6 +8,7 @@ import type { Core } from './context.js';
 import { tableIdent } from './idents.js';
 import { intColumn } from './rows.js';
 import { countSlotDocuments } from './documents.js';
+import { holdsDocuments } from '../../model/types/registry.js';
 
 /**
  * engine/plan/facts.ts over the store (architecture.md patterns 1 and 4): the planner stays
@@ -64,7 +65,7 @@ export async function answer(core: Core, ex: Executor, q: Question): Promise<unk
       return o && stored ? violations(core, ex, q.object, specOfStored(stored), q.next) : [];
     }
     case 'documentCount':
-      if (!o || !o.attributes.some((a) => a.name === q.attribute && a.type === 'document')) return 0;
+      if (!o || !o.attributes.some((a) => a.name === q.attribute && holdsDocuments(a))) return 0;
       return countSlotDocuments(ex, q.object, q.attribute);
     case 'recordSample':
       if (!o) return [];

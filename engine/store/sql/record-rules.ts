@@ -7,6 +7,7 @@ import type { Core } from './context.js';
 import { tableIdent } from './idents.js';
 import { now } from './time.js';
 import { columnIndex, userAttributes, type ParsedRow } from './values.js';
+import { relationTarget } from '../../model/types/registry.js';
 
 /**
  * The store-side record rules (contract.md §3): relation values name records that exist,
@@ -30,7 +31,7 @@ export interface RuleRow {
   path: (string | number)[];
 }
 
-const hasRelations = (attrs: readonly AttributeSpec[]): boolean => attrs.some((a) => a.type === 'relation' && a.target !== undefined);
+const hasRelations = (attrs: readonly AttributeSpec[]): boolean => attrs.some((a) => relationTarget(a) !== undefined);
 const hasUnique = (attrs: readonly AttributeSpec[]): boolean => attrs.some((a) => a.unique);
 
 /** Whether the object has any store-side rule: most batches have none, and skip the id set. */
@@ -73,20 +74,21 @@ export async function checkUnique(ex: Executor, o: StoredObject, rows: readonly 
 }
 
 async function relationErrors(ex: Executor, o: StoredObject, spec: AttributeSpec, rows: readonly RuleRow[], batchIds: Set<string>): Promise<FieldError[]> {
-  if (spec.type !== 'relation' || spec.target === undefined) return [];
+  const target = relationTarget(spec);
+  if (target === undefined) return [];
   const errors: FieldError[] = [];
-  const exists = `SELECT 1 AS x FROM ${tableIdent(spec.target)} WHERE id = ?`;
+  const exists = `SELECT 1 AS x FROM ${tableIdent(target)} WHERE id = ?`;
   for (const r of rows) {
     if (!Object.hasOwn(r.parsed.values, spec.name)) continue;
     const v = r.parsed.values[spec.name];
     const ids = v === null || v === undefined ? [] : Array.isArray(v) ? (v as string[]) : [v as string];
     const missing: string[] = [];
     for (const id of ids) {
-      if (spec.target === o.name && batchIds.has(id)) continue;
+      if (target === o.name && batchIds.has(id)) continue;
       if ((await ex.get(exists, [id])) === undefined) missing.push(id);
     }
     if (missing.length > 0) {
-      errors.push({ path: [...r.path, spec.name], message: `${spec.name} names ${spec.target} record${missing.length === 1 ? '' : 's'} that do not exist: ${missing.slice(0, 5).join(', ')}` });
+      errors.push({ path: [...r.path, spec.name], message: `${spec.name} names ${target} record${missing.length === 1 ? '' : 's'} that do not exist: ${missing.slice(0, 5).join(', ')}` });
     }
   }
   return errors;
@@ -133,7 +135,7 @@ export async function deleteRows(core: Core, tx: Executor, o: StoredObject, ids:
   const goneSet = d.jsonListSet('?');
   await tx.run(`DELETE FROM ${tableIdent(o.name)} WHERE id IN ${goneSet}`, [gone]);
   for (const other of (await core.catalog.objects(tx)).values()) {
-    const links = other.attributes.filter((a) => a.type === 'relation' && a.target === o.name);
+    const links = other.attributes.filter((a) => relationTarget(a) === o.name);
     if (links.length === 0) continue;
     const table = tableIdent(other.name);
     // Each condition binds the list once per set it names; `binds` counts them in SQL order.

@@ -12,6 +12,7 @@ import { tableIdent } from './idents.js';
 import { checkRelations, checkStoredRules, checkUnique, deleteRows, hasRelationRules, type RuleRow } from './record-rules.js';
 import { now } from './time.js';
 import { parseRecordBody, userAttributes, validationFailed, type ParsedRow } from './values.js';
+import { holdsDocuments } from '../../model/types/registry.js';
 
 /**
  * Record writes and reads (contract.md §3 "Records"): create, update with if-match, delete,
@@ -68,9 +69,9 @@ export async function getRecord(core: Core, ex: Executor, o: StoredObject, id: s
  * items is refused, not moved from one to the other).
  */
 async function checkDocumentValues(core: Core, tx: Executor, o: StoredObject, rows: readonly RuleRow[]): Promise<FieldError[]> {
-  if (!core.files || !o.attributes.some((a) => a.type === 'document')) return [];
+  if (!core.files || !o.attributes.some(holdsDocuments)) return [];
   const slots: DocumentSlot[] = [];
-  const specs = userAttributes(o).filter((a) => a.type === 'document');
+  const specs = userAttributes(o).filter(holdsDocuments);
   for (const r of rows) {
     for (const spec of specs) {
       if (Object.hasOwn(r.parsed.values, spec.name)) slots.push({ recordId: r.id, spec, value: r.parsed.values[spec.name], path: [...r.path, spec.name] });
@@ -152,7 +153,7 @@ export async function writeCreates(core: Core, tx: Executor, p: PreparedCreates,
   await tx.runBatch(sql, rows());
   await index.finish();
   // Most objects have no document attribute: no 10,000 empty lists to build and merge.
-  if (core.files && o.attributes.some((a) => a.type === 'document')) {
+  if (core.files && o.attributes.some(holdsDocuments)) {
     const docErrors = await checkDocumentValues(core, tx, o, p.rows());
     if (docErrors.length > 0) throw validationFailed(docErrors);
   }

@@ -7,6 +7,7 @@ import type { Executor } from '../port.js';
 import { ownerOf } from './catalog-rows.js';
 import { bumpKeysVersion } from './keys.js';
 import { now } from './time.js';
+import { withoutRenamedFrom } from '../../model/renames.js';
 
 /**
  * Custom roles (contract.md §3 "Roles, keys, views", §2 `roles:`): rows of `_ss_roles`,
@@ -26,10 +27,7 @@ const toRole = (r: RoleRow): StoredRole => {
 };
 
 /** What is stored of a declaration: `renamedFrom` is a sync hint, never stored. */
-const storedDecl = (decl: RoleDecl): string => {
-  const { renamedFrom: _r, ...rest } = decl;
-  return JSON.stringify(rest);
-};
+const storedDecl = (decl: RoleDecl): string => JSON.stringify(withoutRenamedFrom(decl));
 
 export async function listRoles(ex: Executor): Promise<StoredRole[]> {
   return (await ex.all<RoleRow>('SELECT name, decl, owner_kind, owner_id FROM _ss_roles ORDER BY name')).map(toRole);

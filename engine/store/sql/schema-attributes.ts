@@ -14,6 +14,8 @@ import { intColumn } from './rows.js';
 import { checkRelationTarget, insertAttributeRow } from './schema-objects.js';
 import { now } from './time.js';
 import { refuseIfViewsRead, renameAttributeInViews } from './views.js';
+import { holdsDocuments, typeDef } from '../../model/types/registry.js';
+import { indexKind } from './idents.js';
 
 /**
  * Attributes in the schema catalog and their columns: the schema routes (POST/PUT/DELETE
@@ -123,10 +125,10 @@ async function writeAttributeChange(core: Core, tx: Executor, o: StoredObject, a
   }
   // Document rows name their slot by attribute (the documents module): they follow a
   // rename, and go with the values when the attribute stops being a document (issue 5: no orphans).
-  if (current.type === 'document' && next.type !== 'document') await core.files?.documents.deleteSchemaDocuments(tx, o.name, current.name);
-  else if (current.type === 'document' && next.name !== current.name) await core.files?.documents.renameSchemaSlot(tx, o.name, current.name, next.name);
+  if (holdsDocuments(current) && !holdsDocuments(next)) await core.files?.documents.deleteSchemaDocuments(tx, o.name, current.name);
+  else if (holdsDocuments(current) && next.name !== current.name) await core.files?.documents.renameSchemaSlot(tx, o.name, current.name, next.name);
   const renamedCurrent = { ...current, name: next.name };
-  const needsRebuild = current.type !== next.type || isMultiValued(current) !== isMultiValued(next) || (current.type === 'relation' && current.multiple !== next.multiple);
+  const needsRebuild = current.type !== next.type || isMultiValued(current) !== isMultiValued(next) || (typeDef(current.type).reference === 'record' && current.multiple !== next.multiple);
   if (needsRebuild) await core.ddl.changeColumnType(tx, o.name, a.id, renamedCurrent, next);
   await tx.run('UPDATE _ss_attributes SET name = ?, spec = ?, owner_kind = ?, owner_id = ?, updated_at = ? WHERE id = ?', [
     next.name,
@@ -138,8 +140,7 @@ async function writeAttributeChange(core: Core, tx: Executor, o: StoredObject, a
   ]);
   await core.catalog.objectChanged(tx, o.id);
   // Renames carry the index along (SchemaDdl.renameColumn); only a changed need touches it.
-  const indexed = (x: AttributeSpec): string => (x.unique ? 'unique' : x.type === 'relation' ? 'plain' : 'none');
-  if (needsRebuild || indexed(current) !== indexed(next)) await core.ddl.syncIndex(tx, o.name, a.id, next, needsRebuild);
+  if (needsRebuild || indexKind(current) !== indexKind(next)) await core.ddl.syncIndex(tx, o.name, a.id, next, needsRebuild);
   if (options.backfill) await backfillDefault(core, tx, o.name, next);
   await core.fulltext.afterAttributeChange(tx, await core.catalog.require(tx, o.name), current.name, next.name);
 }
@@ -155,7 +156,7 @@ export async function deleteAttribute(core: Core, tx: Executor, object: string, 
 }
 
 export async function dropAttribute(core: Core, tx: Executor, object: string, a: StoredAttribute): Promise<void> {
-  if (a.type === 'document') await core.files?.documents.deleteSchemaDocuments(tx, object, a.name);
+  if (holdsDocuments(a)) await core.files?.documents.deleteSchemaDocuments(tx, object, a.name);
   await core.fulltext.beforeSchemaChange(tx, object);
   await core.ddl.dropColumn(tx, object, a.id, a.name);
   await tx.run('DELETE FROM _ss_attributes WHERE id = ?', [a.id]);

@@ -13,6 +13,7 @@ import { renameObjectInRoles } from './roles.js';
 import { intColumn } from './rows.js';
 import { now } from './time.js';
 import { refuseIfViewsRead, renameObjectInViews } from './views.js';
+import { relationTarget } from '../../model/types/registry.js';
 
 /**
  * Objects in the schema catalog (`_ss_objects`, `_ss_attributes`) and their record tables:
@@ -75,8 +76,9 @@ export async function insertAttributeRow(tx: Executor, objectId: string, spec: A
 }
 
 export async function checkRelationTarget(core: Core, tx: Executor, spec: AttributeSpec, self: string): Promise<void> {
-  if (spec.type !== 'relation' || spec.target === undefined) return;
-  if (spec.target !== self && !(await core.catalog.objects(tx)).has(spec.target)) {
+  const target = relationTarget(spec);
+  if (target === undefined) return;
+  if (target !== self && !(await core.catalog.objects(tx)).has(target)) {
     throw new ServiceError('SCHEMA_VALIDATION_FAILED', `Relation "${spec.name}" targets object "${spec.target}", which does not exist`, {
       errors: [{ path: ['target'], message: `object "${spec.target}" does not exist` }],
     });
@@ -126,7 +128,7 @@ export async function renameObject(core: Core, tx: Executor, from: string, to: s
   // functions in SQL, which differ between databases; the spec text is rewritten whole.
   for (const other of (await core.catalog.objects(tx)).values()) {
     for (const a of other.attributes) {
-      if (a.type !== 'relation' || a.target !== from) continue;
+      if (relationTarget(a) !== from) continue;
       const row = await tx.get<{ spec: string }>('SELECT spec FROM _ss_attributes WHERE id = ?', [a.id]);
       if (!row) continue;
       const spec = JSON.parse(row.spec) as Record<string, unknown>;

@@ -8,7 +8,8 @@ import { writeTransaction } from './database.js';
 import { addColumn, createRecordTable, dropColumn, dropRecordTable, rebuildColumn, renameColumn, renameRecordTable, syncIndex } from './ddl.js';
 import { sqliteDialect } from './dialect.js';
 import { SqliteDriver } from './driver.js';
-import { afterAttributeChange, afterObjectRename, beforeSchemaChange, bulkInsertIndex, bulkUpdateIndex, dropObjectIndex, ensureDocumentTriggers, ensureSearchIndex, isTextLike } from './fulltext.js';
+import { afterAttributeChange, afterObjectRename, beforeSchemaChange, bulkInsertIndex, bulkUpdateIndex, dropObjectIndex, ensureDocumentTriggers, ensureSearchIndex } from './fulltext.js';
+import { isTextLike } from '../../model/types/registry.js';
 import { runFulltext } from './fulltext-query.js';
 
 /**

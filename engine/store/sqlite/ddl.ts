@@ -1,7 +1,7 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
 import { convertColumnValue } from '../sql/convert.js';
-import { indexIdent, tableIdent } from '../sql/idents.js';
+import { indexIdent, indexKind, systemColumnsSql, tableIdent } from '../sql/idents.js';
 import { CODECS, type SqlValue } from './codecs.js';
 import type { Db } from './database.js';
 
@@ -13,12 +13,18 @@ import type { Db } from './database.js';
  * the transaction's (engine/store/sqlite/driver.ts).
  */
 
+/** SQLite's SQL for each system column (which columns, in which order: SYSTEM_COLUMNS). */
+const SYSTEM_COLUMN_SQL: Readonly<Record<string, string>> = {
+  id: 'TEXT PRIMARY KEY',
+  version: 'INTEGER NOT NULL',
+  created_at: 'TEXT NOT NULL',
+  updated_at: 'TEXT NOT NULL',
+  created_by: 'TEXT',
+};
+
 export function createRecordTable(db: Db, object: string, attributes: readonly AttributeSpec[]): void {
   const cols = attributes.map((a) => `${sqlIdent(a.name)} ${CODECS[a.type].column}`);
-  db.exec(
-    `CREATE TABLE ${tableIdent(object)} (id TEXT PRIMARY KEY, version INTEGER NOT NULL, created_at TEXT NOT NULL, ` +
-      `updated_at TEXT NOT NULL, created_by TEXT${cols.map((c) => `, ${c}`).join('')}) STRICT`,
-  );
+  db.exec(`CREATE TABLE ${tableIdent(object)} (${systemColumnsSql(SYSTEM_COLUMN_SQL)}${cols.map((c) => `, ${c}`).join('')}) STRICT`);
 }
 
 export function dropRecordTable(db: Db, object: string): void {
@@ -48,8 +54,8 @@ export function syncIndex(db: Db, object: string, attributeId: string, spec: Att
   const ix = indexIdent(attributeId);
   // DDL re-reads the whole schema; a new attribute has no index to drop.
   if (!fresh) db.exec(`DROP INDEX IF EXISTS ${ix}`);
-  if (spec.unique) db.exec(`CREATE UNIQUE INDEX ${ix} ON ${tableIdent(object)} (${sqlIdent(spec.name)})`);
-  else if (spec.type === 'relation') db.exec(`CREATE INDEX ${ix} ON ${tableIdent(object)} (${sqlIdent(spec.name)})`);
+  const kind = indexKind(spec);
+  if (kind !== 'none') db.exec(`CREATE ${kind === 'unique' ? 'UNIQUE ' : ''}INDEX ${ix} ON ${tableIdent(object)} (${sqlIdent(spec.name)})`);
 }
 
 /**

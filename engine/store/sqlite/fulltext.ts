@@ -1,5 +1,6 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
+import { isMultiValued, isTextLike } from '../../model/types/registry.js';
 import type { StoredObject } from '../../model/stored.js';
 import { tableIdent } from '../sql/idents.js';
 import type { Db } from './database.js';
@@ -50,9 +51,6 @@ import type { Db } from './database.js';
  */
 export const SEARCH_LAYOUT = 3;
 
-const TEXT_LIKE = new Set(['text', 'email', 'url', 'select', 'multiselect']);
-export const isTextLike = (a: AttributeSpec): boolean => TEXT_LIKE.has(a.type);
-
 const TABLES_SQL = `
 CREATE TABLE _ss_search (
   id INTEGER PRIMARY KEY,
@@ -101,10 +99,10 @@ END;
 /** A SQL string literal; names come validated (engine/model/names.ts), quoting is belt and braces. */
 const lit = (s: string): string => `'${s.replaceAll("'", "''")}'`;
 
-/** The indexed text of a column: a multiselect's options joined, any other text as is. */
+/** The indexed text of a column: a list's options joined (multiselect), any other text as is. */
 function textExpr(a: AttributeSpec, row: string): string {
   const col = `${row}.${sqlIdent(a.name)}`;
-  return a.type === 'multiselect' ? `(SELECT group_concat(value, ', ') FROM json_each(${col}))` : col;
+  return isMultiValued(a) ? `(SELECT group_concat(value, ', ') FROM json_each(${col}))` : col;
 }
 
 /** Trigger names derive from the table's (validated) name, so one object has one set. */
@@ -122,6 +120,7 @@ function insertRows(o: StoredObject, attrs: readonly AttributeSpec[], row: strin
   });
 }
 
+// Which attributes are indexed is the registry's `fullText` (contract.md §3: text-like).
 const textAttributes = (o: StoredObject): AttributeSpec[] => o.attributes.filter((a) => !a.system && isTextLike(a));
 
 export function dropObjectTriggers(db: Db, object: string): void {
