@@ -4,6 +4,7 @@ import { convertColumnValue } from '../sql/convert.js';
 import { indexIdent, indexKind, systemColumnsSql, tableIdent } from '../sql/idents.js';
 import { CODECS, type SqlValue } from './codecs.js';
 import type { Db } from './database.js';
+import { intColumn } from '../sql/rows.js';
 
 /**
  * DDL for record tables (issue 3: "a real table per object with a column per attribute
@@ -35,8 +36,26 @@ export function renameRecordTable(db: Db, from: string, to: string): void {
   db.exec(`ALTER TABLE ${tableIdent(from)} RENAME TO ${tableIdent(to)}`);
 }
 
+/**
+ * Up to this many rows a new column is added by rebuilding the table (rebuildTable) rather
+ * than by ALTER TABLE … ADD COLUMN: the ALTER re-parses every table and trigger of the
+ * schema (~50–120 ms with 1,000 record tables and their search triggers), the rebuild copies
+ * the rows twice (~10 ms for 1,000 rows). Past it the copy costs more than the re-parse.
+ */
+const ADD_BY_REBUILD_MAX_ROWS = 20_000;
+
 export function addColumn(db: Db, object: string, spec: AttributeSpec): void {
-  db.exec(`ALTER TABLE ${tableIdent(object)} ADD COLUMN ${sqlIdent(spec.name)} ${CODECS[spec.type].column}`);
+  const table = tableIdent(object);
+  const column = `${sqlIdent(spec.name)} ${CODECS[spec.type].column}`;
+  if (intColumn(db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get(), 'n') > ADD_BY_REBUILD_MAX_ROWS) {
+    db.exec(`ALTER TABLE ${table} ADD COLUMN ${column}`);
+    return;
+  }
+  rebuildTable(db, object, (columns) => ({
+    defs: [...columns.map((c) => columnDef(c, c.type, c.name)), column],
+    targets: [...columns.map((c) => sqlIdent(c.name)), sqlIdent(spec.name)],
+    sources: [...columns.map((c) => sqlIdent(c.name)), 'NULL'],
+  }));
 }
 
 export function dropColumn(db: Db, object: string, attributeId: string, name: string): void {
@@ -77,35 +96,67 @@ export function syncIndex(db: Db, object: string, attributeId: string, spec: Att
  * attribute names, and a column of that name hides SQLite's own (values were scrambled).
  */
 export function rebuildColumn(db: Db, object: string, attributeId: string, from: AttributeSpec, to: AttributeSpec): void {
+  db.exec(`DROP INDEX IF EXISTS ${indexIdent(attributeId)}`);
+  const col = sqlIdent(from.name);
+  rebuildTable(
+    db,
+    object,
+    (columns) => {
+      if (!columns.some((c) => c.name === from.name)) throw new Error(`column ${from.name} of ${tableIdent(object)} is not stored`);
+      const renamed = (c: TableColumn) => (c.name === from.name ? to.name : c.name);
+      return {
+        defs: columns.map((c) => columnDef(c, c.name === from.name ? CODECS[to.type].column : c.type, renamed(c))),
+        targets: columns.map((c) => sqlIdent(renamed(c))),
+        sources: columns.map((c) => (c.name === from.name ? 'NULL' : sqlIdent(c.name))),
+      };
+    },
+    (tmp, table) => {
+      const rows = db.prepare(`SELECT _rowid_ AS r, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL`).all() as { r: number; v: SqlValue }[];
+      const write = db.prepare(`UPDATE ${tmp} SET ${sqlIdent(to.name)} = ? WHERE _rowid_ = ?`);
+      for (const r of rows) write.run(convertColumnValue(CODECS, r.v, from, to) ?? null, r.r);
+    },
+  );
+}
+
+/** The new table's columns from the stored ones: definitions, the names written, what is read for each. */
+interface TableShape {
+  defs: string[];
+  targets: string[];
+  sources: string[];
+}
+
+/**
+ * Rebuild a record table in place (see rebuildColumn for why no ALTER): rows to a TEMP copy
+ * shaped by `shape`, `fill` may rewrite the copy, the table is dropped and created again under
+ * its own name, the rows come back with their rowids, the other indexes are re-created from
+ * their stored SQL. Dropping the table drops its search triggers: every caller runs between
+ * the full-text port's beforeSchemaChange and afterAttributeChange, which re-create them.
+ */
+function rebuildTable(db: Db, object: string, shape: (columns: TableColumn[]) => TableShape, fill?: (tmp: string, table: string) => void): void {
   const table = tableIdent(object);
   const tableName = table.slice(1, -1);
   const tmp = 'temp."_ss_rebuild_tmp"';
-  db.exec(`DROP INDEX IF EXISTS ${indexIdent(attributeId)}`);
   const columns = db.prepare('SELECT name, type, "notnull" AS nn, dflt_value AS dflt, pk FROM pragma_table_info(?) ORDER BY cid').all(tableName) as TableColumn[];
-  if (!columns.some((c) => c.name === from.name)) throw new Error(`column ${from.name} of ${tableName} is not stored`);
-  const defs = columns.map((c) => {
-    const type = c.name === from.name ? CODECS[to.type].column : c.type;
-    if (!COLUMN_TYPES.has(type)) throw new Error(`unexpected column type ${type} in ${tableName}`);
-    // Record tables carry no column defaults (createRecordTable, addColumn): one would be lost here.
-    if (c.dflt !== null) throw new Error(`unexpected default on ${tableName}.${c.name}`);
-    return `${sqlIdent(c.name === from.name ? to.name : c.name)} ${type}${c.pk ? ' PRIMARY KEY' : ''}${c.nn ? ' NOT NULL' : ''}`;
-  });
+  const { defs, targets, sources } = shape(columns);
   const indexes = (db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL").all(tableName) as { sql: string }[]).map((r) => r.sql);
   db.exec(`DROP TABLE IF EXISTS ${tmp}`);
   db.exec(`CREATE TABLE ${tmp} (${defs.join(', ')}) STRICT`);
-  const targets = columns.map((c) => sqlIdent(c.name === from.name ? to.name : c.name)).join(', ');
-  const sources = columns.map((c) => (c.name === from.name ? 'NULL' : sqlIdent(c.name))).join(', ');
-  db.exec(`INSERT INTO ${tmp} (_rowid_, ${targets}) SELECT _rowid_, ${sources} FROM ${table}`);
-  const col = sqlIdent(from.name);
-  const rows = db.prepare(`SELECT _rowid_ AS r, ${col} AS v FROM ${table} WHERE ${col} IS NOT NULL`).all() as { r: number; v: SqlValue }[];
-  const write = db.prepare(`UPDATE ${tmp} SET ${sqlIdent(to.name)} = ? WHERE _rowid_ = ?`);
-  for (const r of rows) write.run(convertColumnValue(CODECS, r.v, from, to) ?? null, r.r);
+  db.exec(`INSERT INTO ${tmp} (_rowid_, ${targets.join(', ')}) SELECT _rowid_, ${sources.join(', ')} FROM ${table}`);
+  fill?.(tmp, table);
   db.exec(`DROP TABLE ${table}`);
   db.exec(`CREATE TABLE ${table} (${defs.join(', ')}) STRICT`);
-  db.exec(`INSERT INTO ${table} (_rowid_, ${targets}) SELECT _rowid_, ${targets} FROM ${tmp}`);
+  db.exec(`INSERT INTO ${table} (_rowid_, ${targets.join(', ')}) SELECT _rowid_, ${targets.join(', ')} FROM ${tmp}`);
   db.exec(`DROP TABLE ${tmp}`);
   // The stored SQL names the table by its (unchanged) name and columns by theirs.
   for (const sql of indexes) db.exec(sql);
+}
+
+/** One column's definition as stored, checked: record tables use only the codecs' types and carry no defaults. */
+function columnDef(c: TableColumn, type: string, name: string): string {
+  if (!COLUMN_TYPES.has(type)) throw new Error(`unexpected column type ${type} in a record table`);
+  // Record tables carry no column defaults (createRecordTable, addColumn): one would be lost here.
+  if (c.dflt !== null) throw new Error(`unexpected default on column ${c.name}`);
+  return `${sqlIdent(name)} ${type}${c.pk ? ' PRIMARY KEY' : ''}${c.nn ? ' NOT NULL' : ''}`;
 }
 
 interface TableColumn {
