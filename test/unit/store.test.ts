@@ -338,3 +338,28 @@ describe('store: protected objects', () => {
     expect(await codeOf(() => store.addAttribute('company', { name: 'x', type: 'text' }, RUNTIME))).toBe('SCHEMA_PROTECTED_OBJECT');
   });
 });
+
+describe('store: adding a column, by rebuild or by ALTER', () => {
+  // sqlite/ddl.ts adds a column to a table of up to 20,000 rows by rebuilding it and past that
+  // with ALTER TABLE: both must keep every row, its version, its values and its index entries.
+  it.each([
+    ['rebuilt (small table)', 300],
+    ['altered (over 20,000 rows)', 20_050],
+  ])('%s: rows, values, unique index and search survive; the new text attribute is indexed', async (_how, n) => {
+    await store.createObject({ name: 'lead', attributes: [{ name: 'email', type: 'email', unique: true }, { name: 'score', type: 'integer' }] }, RUNTIME);
+    for (let from = 0; from < n; from += 1000) {
+      const size = Math.min(1000, n - from);
+      await store.bulkCreate('lead', Array.from({ length: size }, (_, i) => ({ email: `p${from + i}@example.com`, score: from + i })), actor);
+    }
+    const before = (await store.search('lead', { limit: 1, sort: [{ attribute: 'score', direction: 'desc' }] })).records[0]!;
+    await store.addAttribute('lead', { name: 'note', type: 'text' }, RUNTIME);
+    const after = await store.getRecord('lead', before.id);
+    expect(after).toMatchObject({ id: before.id, version: before.version, values: { email: before.values['email'], score: n - 1, note: null } });
+    expect((await store.search('lead', { limit: 1, filter: { score: { gte: 0 } } })).total).toBe(n);
+    // The unique index came back with the table.
+    expect(await codeOf(() => store.createRecord('lead', { email: 'p1@example.com' }, actor))).toBe('SCHEMA_VALIDATION_FAILED');
+    await store.updateRecord('lead', before.id, { note: 'zanzibar follow-up' }, after.version, actor);
+    const hits = await store.globalSearch({ query: 'zanzibar', objects: null, limit: 5 });
+    expect(hits.map((h) => h.id)).toEqual([before.id]);
+  });
+});
