@@ -40,7 +40,7 @@ export function ownerOf(kind: string, id: string | null): Owner {
   return id === null ? { kind: kind as OwnerKind } : { kind: kind as OwnerKind, id };
 }
 
-export function toAttribute(r: AttributeRow): StoredAttribute {
+function toAttribute(r: AttributeRow): StoredAttribute {
   const spec = JSON.parse(r.spec) as AttributeSpec;
   return {
     ...spec,

@@ -4,7 +4,7 @@ import { typeDef } from '../../model/types/registry.js';
 import type { Codec, Param } from '../port.js';
 
 /** One stored value under `from`, as the API value it becomes under `to` (engine/model/types/convert.ts). */
-export function convertApiValue(codecs: Record<AttributeType, Codec>, column: unknown, from: AttributeSpec, to: AttributeSpec): unknown {
+function convertApiValue(codecs: Record<AttributeType, Codec>, column: unknown, from: AttributeSpec, to: AttributeSpec): unknown {
   return column === null || column === undefined ? null : convertValue(codecs[from.type].decode(column, from), from, to);
 }
 

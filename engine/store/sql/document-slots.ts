@@ -49,7 +49,7 @@ export async function writeDocumentSlot(tx: Executor, o: StoredObject, recordId:
  * loses its id, unless its value no longer names it (a record of the same write that
  * dropped it). Part of the caller's transaction.
  */
-export async function detachMoved(
+async function detachMoved(
   tx: Executor,
   moves: readonly DocumentMove[],
   objectOf: ObjectLookup,

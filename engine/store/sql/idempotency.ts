@@ -3,7 +3,7 @@ import type { Executor } from '../port.js';
 import type { IdempotentAnswer } from '../types.js';
 
 /** contract.md §3: a key replays its first answer for 24 hours; another body under it → 409. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Invariant (recall → write → remember, engine/server/idempotency.ts): the three run in one

@@ -35,7 +35,7 @@ const hasRelations = (attrs: readonly AttributeSpec[]): boolean => attrs.some((a
 const hasUnique = (attrs: readonly AttributeSpec[]): boolean => attrs.some((a) => a.unique);
 
 /** Whether the object has any store-side rule: most batches have none, and skip the id set. */
-export function hasStoredRules(o: StoredObject): boolean {
+function hasStoredRules(o: StoredObject): boolean {
   const attrs = userAttributes(o);
   return hasRelations(attrs) || hasUnique(attrs);
 }

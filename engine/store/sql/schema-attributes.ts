@@ -24,7 +24,7 @@ import { indexKind } from './idents.js';
  * (`updateAttribute`); the applier applies what the reviewed plan decided (`applyAttributeChange`).
  */
 
-export function requireAttribute(o: StoredObject, idOrName: string): StoredAttribute {
+function requireAttribute(o: StoredObject, idOrName: string): StoredAttribute {
   const a = o.attributes.find((x) => x.name === idOrName) ?? o.attributes.find((x) => x.id === idOrName);
   if (!a) throw new ServiceError('SCHEMA_ATTRIBUTE_NOT_FOUND', `Object "${o.name}" has no attribute ${quoteName(idOrName)}`);
   return a;

@@ -21,8 +21,8 @@ import { toRecord } from './records.js';
  * page: the cursor holds the last row's sort values and id, and the next page starts
  * strictly after that tuple.
  */
-export const DEFAULT_LIMIT = 50;
-export const MAX_LIMIT = 500;
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 500;
 
 interface Field {
   sql: string;

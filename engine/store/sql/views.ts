@@ -102,7 +102,7 @@ export function viewNotFound(name: string): ServiceError {
 }
 
 /** Names of the views that read `object` (or only its `attribute`). */
-export async function viewsReading(ex: Executor, object: string, attribute?: string): Promise<string[]> {
+async function viewsReading(ex: Executor, object: string, attribute?: string): Promise<string[]> {
   return (await loadViews(ex))
     .filter((v) => v.object === object && (attribute === undefined || viewAttributes(v).has(attribute)))
     .map((v) => v.name);

@@ -116,10 +116,10 @@ CREATE INDEX IF NOT EXISTS _ss_documents_file ON _ss_documents(file_id);
 `;
 
 /** Bumped with a migration step below when the meta layout changes. */
-export const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 1;
 
 /** How long a statement waits for a lock another connection holds before SQLITE_BUSY. */
-export const BUSY_TIMEOUT_MS = 5000;
+const BUSY_TIMEOUT_MS = 5000;
 
 export function openDatabase(path: string): Db {
   const db = new Database(path);

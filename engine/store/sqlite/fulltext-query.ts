@@ -13,7 +13,7 @@ import type { GlobalSearchHit } from '../types.js';
  */
 
 /** The FTS5 expression for a user query, or null when it has no searchable term. */
-export function ftsExpression(query: string): string | null {
+function ftsExpression(query: string): string | null {
   const terms: string[] = [];
   const re = /"([^"]*)"?|([^\s"]+)/gu;
   for (const m of query.matchAll(re)) {

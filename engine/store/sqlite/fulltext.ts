@@ -123,7 +123,7 @@ function insertRows(o: StoredObject, attrs: readonly AttributeSpec[], row: strin
 // Which attributes are indexed is the registry's `fullText` (contract.md §3: text-like).
 const textAttributes = (o: StoredObject): AttributeSpec[] => o.attributes.filter((a) => !a.system && isTextLike(a));
 
-export function dropObjectTriggers(db: Db, object: string): void {
+function dropObjectTriggers(db: Db, object: string): void {
   for (const e of ['ai', 'au', 'ad']) db.exec(`DROP TRIGGER IF EXISTS ${triggerIdent(object, e)}`);
 }
 
