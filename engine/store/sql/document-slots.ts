@@ -7,6 +7,7 @@ import type { FieldError } from '../../errors.js';
 import type { Codec, Executor, Param } from '../port.js';
 import type { DocumentMove, Documents } from './documents.js';
 import { tableIdent } from './idents.js';
+import { now } from './time.js';
 
 /**
  * The records side's one door for documents: read the ids a record's document attribute
@@ -38,7 +39,7 @@ export async function writeDocumentSlot(tx: Executor, o: StoredObject, recordId:
   const parsed = parseValue(spec, value);
   if (!parsed.ok) throw invalidField(spec.name, `${spec.name} ${parsed.message}`);
   await tx.run(`UPDATE ${tableIdent(o.name)} SET version = version + 1, updated_at = ?, ${sqlIdent(spec.name)} = ? WHERE id = ?`, [
-    new Date().toISOString(),
+    now(),
     value === null ? null : codec.encode(value, spec),
     recordId,
   ]);

@@ -5,6 +5,7 @@ import { checkDocumentFile, documentIds, documentNotFound, pathText, type Docume
 import type { Executor } from '../port.js';
 import { deleteFileRow, findFile } from './files.js';
 import { intColumn } from './rows.js';
+import { now } from './time.js';
 
 /**
  * The documents module (contract.md §3 "Files and documents", issue 5): the
@@ -88,7 +89,7 @@ export class Documents {
 
   /** A new document of an uploaded file in one slot (the upload writes the record's value). */
   async insert(tx: Executor, doc: Omit<DocumentOut, 'id' | 'createdAt'>): Promise<DocumentOut> {
-    const out: DocumentOut = { id: randomUUID(), ...doc, createdAt: new Date().toISOString() };
+    const out: DocumentOut = { id: randomUUID(), ...doc, createdAt: now() };
     await tx.run(`INSERT INTO _ss_documents (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
       out.id,
       out.title,

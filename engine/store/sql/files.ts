@@ -4,6 +4,7 @@ import type { FileOut } from '../../model/stored.js';
 import { fileNotFound, normalizeMime, type UploadInput } from './file-rules.js';
 import type { Executor } from '../port.js';
 import type { Actor } from '../types.js';
+import { now } from './time.js';
 
 /**
  * The files module (contract.md §3 "Files"): the `_ss_files` rows and nothing else. A file
@@ -63,7 +64,7 @@ export async function insertFile(tx: Executor, written: { sha256: string; size: 
     size: written.size,
     sha256: written.sha256,
     uploadedBy: actor.keyId,
-    createdAt: new Date().toISOString(),
+    createdAt: now(),
   };
   await tx.run('INSERT INTO _ss_files (id, name, mime_type, size, sha256, uploaded_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
     file.id,
