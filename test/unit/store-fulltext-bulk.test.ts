@@ -189,6 +189,15 @@ describe('bulk writes keep the search index exact', () => {
 });
 
 describe('the index layout on open', () => {
+  it('a store whose index is current opens without a word, and its records are still found', async () => {
+    const made = await store.bulkCreate('deal', [row(1), row(2)], actor);
+    await store.close();
+    const notices: string[] = [];
+    store = openStore({ path, filesDir: false, notice: (line) => notices.push(line) });
+    expect(await hitIds('"deal number 2"')).toEqual([made[1]!.id]);
+    expect(notices).toEqual([]);
+  });
+
   it('an index of an older layout is rebuilt on open, saying so, and bulk writes index into the new one', async () => {
     await store.bulkCreate('deal', [row(1), row(2)], actor);
     await store.close();

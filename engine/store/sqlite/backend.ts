@@ -93,10 +93,13 @@ export function openSearchIndexNow(db: SqliteDriver['db'], notice: ((line: strin
       db.prepare('SELECT * FROM _ss_attributes ORDER BY system DESC, position').all() as AttributeRow[],
     ).values()];
     const had = (db.prepare("SELECT value FROM _ss_meta WHERE key = 'search_layout'").get() as { value: string } | undefined)?.value;
+    if (!ensureSearchIndex(db, objects)) {
+      ensureDocumentTriggers(db);
+      return;
+    }
+    // Counted only for the notice, so only after a rebuild (COUNT(*) reads every table).
     const records = objects.reduce((n, o) => n + intColumn(db.prepare(`SELECT COUNT(*) AS n FROM ${tableIdent(o.name)}`).get(), 'n'), 0);
-    const built = ensureSearchIndex(db, objects);
-    if (!built) ensureDocumentTriggers(db);
-    const line = indexNotice(built, had, records, objects.length);
+    const line = indexNotice(had, records, objects.length);
     if (line) say(line);
   });
 }
