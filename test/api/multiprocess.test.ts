@@ -129,6 +129,21 @@ describe.skipIf(!onPostgres())('three serve processes on one PostgreSQL database
     expect(new Set(codes).size).toBe(codes.length);
   }, 60_000);
 
+  it('one idempotency-key sent at once through the three writes one record, and every answer names it', async () => {
+    const body = { n: 4242 };
+    const headers = { 'idempotency-key': `multi-${Date.now()}` };
+    const answers = await Promise.all(Array.from({ length: 9 }, (_, i) => call(procs[i % 3]!, owner, 'POST', '/records/counter', body, headers)));
+    for (const a of answers) expect(a.status, JSON.stringify(a.body)).toBe(201);
+    const ids = new Set(answers.map((a) => a.body.data.id as string));
+    expect(ids.size).toBe(1);
+    const stored = await call(procs[1]!, owner, 'POST', '/records/counter/search', { filter: { n: { eq: 4242 } } });
+    expect((stored.body.data as { id: string }[]).map((r) => r.id)).toEqual([...ids]);
+    // The same key with another body is refused through any of them.
+    const other = await call(procs[2]!, owner, 'POST', '/records/counter', { n: 1 }, headers);
+    expect(other.status).toBe(409);
+    expect(other.body.code).toBe('SCHEMA_CONFLICT');
+  }, 60_000);
+
   it('a key revoked through one is refused by the others within a second', async () => {
     const made = await call(procs[0]!, owner, 'POST', '/keys', { name: 'temp', role: 'member' });
     expect(made.status).toBe(201);
