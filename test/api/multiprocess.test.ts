@@ -159,6 +159,35 @@ describe.skipIf(!onPostgres())('three serve processes on one PostgreSQL database
       expect(status).toBe(401);
     }
   });
+
+  // Last in this block: it revokes the owner key the tests above use (one of the two survives).
+  it('two full owner keys revoking each other through two processes at once leave one', async () => {
+    let survivor = { key: owner, id: '' };
+    const keys = (await call(procs[0]!, owner, 'GET', '/keys')).body.data as { id: string; name: string; revokedAt: string | null }[];
+    survivor.id = keys.find((k) => k.name === 'owner' && k.revokedAt === null)!.id;
+    for (let round = 0; round < 25; round++) {
+      const made = await call(procs[0]!, survivor.key, 'POST', '/keys', { name: `owner-${round}`, role: 'owner' });
+      expect(made.status).toBe(201);
+      const other = { key: made.body.data.secret as string, id: made.body.data.id as string };
+      const [a, b] = await Promise.all([
+        call(procs[1]!, other.key, 'DELETE', `/keys/${survivor.id}`),
+        call(procs[2]!, survivor.key, 'DELETE', `/keys/${other.id}`),
+      ]);
+      // One revocation lands; the other is refused by the rule (or, if its own key was
+      // already revoked when it authenticated, by that).
+      const statuses = [a.status, b.status].sort();
+      expect(statuses.filter((s) => s === 200), JSON.stringify([a.body, b.body])).toHaveLength(1);
+      for (const refused of [a, b].filter((r) => r.status !== 200)) {
+        if (refused.status === 400) expect(refused.body.code).toBe('SCHEMA_VALIDATION_FAILED');
+        else expect(refused.status).toBe(401);
+      }
+      survivor = a.status === 200 ? other : survivor;
+      const active = ((await call(procs[0]!, survivor.key, 'GET', '/keys')).body.data as { role: string; scopes: unknown; revokedAt: string | null }[]).filter(
+        (k) => k.role === 'owner' && k.scopes === null && k.revokedAt === null,
+      );
+      expect(active).toHaveLength(1);
+    }
+  }, 60_000);
 });
 
 describe.skipIf(!onPostgres())('the rate-limit buckets of three processes on one database', () => {
