@@ -160,6 +160,29 @@ describe.skipIf(!onPostgres())('three serve processes on one PostgreSQL database
     }
   });
 
+  it('a record linked through one process while another deletes the target never links a missing record', async () => {
+    const decl = { declaration: { objects: { org: { attributes: { name: { type: 'text' } } }, person: { attributes: { org: { type: 'relation', target: 'org' } } } } } };
+    expect((await call(procs[0]!, owner, 'PUT', '/schema/sources/relations', decl)).status).toBe(200);
+    for (let round = 0; round < 25; round++) {
+      const org = await call(procs[0]!, owner, 'POST', '/records/org', { name: `o${round}` });
+      expect(org.status).toBe(201);
+      const orgId = org.body.data.id as string;
+      const [created, deleted] = await Promise.all([
+        call(procs[1]!, owner, 'POST', '/records/person', { org: orgId }),
+        call(procs[2]!, owner, 'DELETE', `/records/org/${orgId}`),
+      ]);
+      expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+      if (created.status === 201) {
+        // Created first: the delete cleared the link (a single relation becomes null).
+        const person = await call(procs[0]!, owner, 'GET', `/records/person/${created.body.data.id as string}`);
+        expect(person.body.data.values.org ?? null).toBeNull();
+      } else {
+        expect(created.status, JSON.stringify(created.body)).toBe(400);
+        expect(created.body.code).toBe('SCHEMA_VALIDATION_FAILED');
+      }
+    }
+  }, 60_000);
+
   // Last in this block: it revokes the owner key the tests above use (one of the two survives).
   it('two full owner keys revoking each other through two processes at once leave one', async () => {
     let survivor = { key: owner, id: '' };
