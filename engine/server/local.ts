@@ -4,12 +4,12 @@ import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { isUnwritableStoreError } from '../store/index.js';
 import { openStoreAt, type StoreLocation } from '../store/open.js';
-
-/** The database URL's rule and masked form, for the commands that take `--database`. */
-export { maskDatabaseUrl, parseDatabaseUrl } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import { createServer } from './app.js';
 import type { CorsOrigins } from './cors.js';
+
+/** The database URL's rule and masked form, for the commands that take `--database`. */
+export { maskDatabaseUrl, parseDatabaseUrl } from '../store/open.js';
 
 /**
  * The reusable part of `schemasync serve` (and `schemasync dev`): open the store in a data

@@ -17,7 +17,7 @@ export const DEFAULT_LIMITS: Readonly<Record<Bucket, number>> = {
   ai: 5,
 };
 
-export const RATE_WINDOW_MS = 60_000;
+const RATE_WINDOW_MS = 60_000;
 
 export interface RateLimiterOptions {
   limits?: Partial<Record<Bucket, number>>;
@@ -33,7 +33,7 @@ export interface RateLimiterOptions {
  * The counts of one process, for a store without a shared counter. Synchronous, so the
  * SQLite server pays no promise per request for its limits.
  */
-export class MemoryRateCounter implements RateCounter {
+class MemoryRateCounter implements RateCounter {
   private readonly windows = new Map<string, { start: number; count: number }>();
   private lastSweep = 0;
 

@@ -3,7 +3,7 @@ import { describeConnectFailure, parseDatabaseUrl, DatabaseUnavailableError } fr
 import { classifyPostgresError } from './postgres/driver.js';
 import type { Store } from './types.js';
 
-export { DatabaseUnavailableError, maskDatabaseUrl, parseDatabaseUrl } from './postgres/connect-error.js';
+export { maskDatabaseUrl, parseDatabaseUrl } from './postgres/connect-error.js';
 
 /**
  * Where a server keeps its data (contract.md §4 `serve --data`, §8 `--database`): the

@@ -129,6 +129,21 @@ describe.skipIf(!onPostgres())('three serve processes on one PostgreSQL database
     expect(new Set(codes).size).toBe(codes.length);
   }, 60_000);
 
+  it('one idempotency-key sent at once through the three writes one record, and every answer names it', async () => {
+    const body = { n: 4242 };
+    const headers = { 'idempotency-key': `multi-${Date.now()}` };
+    const answers = await Promise.all(Array.from({ length: 9 }, (_, i) => call(procs[i % 3]!, owner, 'POST', '/records/counter', body, headers)));
+    for (const a of answers) expect(a.status, JSON.stringify(a.body)).toBe(201);
+    const ids = new Set(answers.map((a) => a.body.data.id as string));
+    expect(ids.size).toBe(1);
+    const stored = await call(procs[1]!, owner, 'POST', '/records/counter/search', { filter: { n: { eq: 4242 } } });
+    expect((stored.body.data as { id: string }[]).map((r) => r.id)).toEqual([...ids]);
+    // The same key with another body is refused through any of them.
+    const other = await call(procs[2]!, owner, 'POST', '/records/counter', { n: 1 }, headers);
+    expect(other.status).toBe(409);
+    expect(other.body.code).toBe('SCHEMA_CONFLICT');
+  }, 60_000);
+
   it('a key revoked through one is refused by the others within a second', async () => {
     const made = await call(procs[0]!, owner, 'POST', '/keys', { name: 'temp', role: 'member' });
     expect(made.status).toBe(201);
@@ -144,6 +159,58 @@ describe.skipIf(!onPostgres())('three serve processes on one PostgreSQL database
       expect(status).toBe(401);
     }
   });
+
+  it('a record linked through one process while another deletes the target never links a missing record', async () => {
+    const decl = { declaration: { objects: { org: { attributes: { name: { type: 'text' } } }, person: { attributes: { org: { type: 'relation', target: 'org' } } } } } };
+    expect((await call(procs[0]!, owner, 'PUT', '/schema/sources/relations', decl)).status).toBe(200);
+    for (let round = 0; round < 25; round++) {
+      const org = await call(procs[0]!, owner, 'POST', '/records/org', { name: `o${round}` });
+      expect(org.status).toBe(201);
+      const orgId = org.body.data.id as string;
+      const [created, deleted] = await Promise.all([
+        call(procs[1]!, owner, 'POST', '/records/person', { org: orgId }),
+        call(procs[2]!, owner, 'DELETE', `/records/org/${orgId}`),
+      ]);
+      expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+      if (created.status === 201) {
+        // Created first: the delete cleared the link (a single relation becomes null).
+        const person = await call(procs[0]!, owner, 'GET', `/records/person/${created.body.data.id as string}`);
+        expect(person.body.data.values.org ?? null).toBeNull();
+      } else {
+        expect(created.status, JSON.stringify(created.body)).toBe(400);
+        expect(created.body.code).toBe('SCHEMA_VALIDATION_FAILED');
+      }
+    }
+  }, 60_000);
+
+  // Last in this block: it revokes the owner key the tests above use (one of the two survives).
+  it('two full owner keys revoking each other through two processes at once leave one', async () => {
+    let survivor = { key: owner, id: '' };
+    const keys = (await call(procs[0]!, owner, 'GET', '/keys')).body.data as { id: string; name: string; revokedAt: string | null }[];
+    survivor.id = keys.find((k) => k.name === 'owner' && k.revokedAt === null)!.id;
+    for (let round = 0; round < 25; round++) {
+      const made = await call(procs[0]!, survivor.key, 'POST', '/keys', { name: `owner-${round}`, role: 'owner' });
+      expect(made.status).toBe(201);
+      const other = { key: made.body.data.secret as string, id: made.body.data.id as string };
+      const [a, b] = await Promise.all([
+        call(procs[1]!, other.key, 'DELETE', `/keys/${survivor.id}`),
+        call(procs[2]!, survivor.key, 'DELETE', `/keys/${other.id}`),
+      ]);
+      // One revocation lands; the other is refused by the rule (or, if its own key was
+      // already revoked when it authenticated, by that).
+      const statuses = [a.status, b.status].sort();
+      expect(statuses.filter((s) => s === 200), JSON.stringify([a.body, b.body])).toHaveLength(1);
+      for (const refused of [a, b].filter((r) => r.status !== 200)) {
+        if (refused.status === 400) expect(refused.body.code).toBe('SCHEMA_VALIDATION_FAILED');
+        else expect(refused.status).toBe(401);
+      }
+      survivor = a.status === 200 ? other : survivor;
+      const active = ((await call(procs[0]!, survivor.key, 'GET', '/keys')).body.data as { role: string; scopes: unknown; revokedAt: string | null }[]).filter(
+        (k) => k.role === 'owner' && k.scopes === null && k.revokedAt === null,
+      );
+      expect(active).toHaveLength(1);
+    }
+  }, 60_000);
 });
 
 describe.skipIf(!onPostgres())('the rate-limit buckets of three processes on one database', () => {

@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
  * a test can also show what a wrong password does.
  */
 
-export const INSTALL_LINE = 'apt-get update && apt-get install -y postgresql';
+const INSTALL_LINE = 'apt-get update && apt-get install -y postgresql';
 
 export interface PostgresCluster {
   /** `postgres://postgres:<password>@127.0.0.1:<port>/postgres`: the superuser, the maintenance database. */
@@ -36,7 +36,7 @@ export interface PostgresCluster {
 }
 
 /** The newest Debian PostgreSQL server binaries, or PG_BIN when set. */
-export function findPostgresBin(): string {
+function findPostgresBin(): string {
   const fromEnv = process.env.PG_BIN;
   if (fromEnv && existsSync(join(fromEnv, 'initdb'))) return fromEnv;
   const base = '/usr/lib/postgresql';

@@ -16,7 +16,7 @@ import { unmark } from '../sqlite/fulltext-query.js';
 const CONFIG = "'schemasync_search'";
 
 /** The tsquery for a user query (SQL and its parameters), or null when it has no searchable term. */
-export function tsQuery(query: string): { sql: string; params: string[] } | null {
+function tsQuery(query: string): { sql: string; params: string[] } | null {
   const parts: string[] = [];
   const params: string[] = [];
   for (const m of query.matchAll(/"([^"]*)"?|([^\s"]+)/gu)) {
@@ -108,7 +108,7 @@ const WORD = /[\p{L}\p{N}]/u;
  * stretch of the stored text widened to the neighbouring words, with `…` where text was
  * left out (as FTS5's snippet answers); highlights move with it.
  */
-export function inText(text: string, fragment: { snippet: string; highlights: [number, number][] }): { snippet: string; highlights: [number, number][] } {
+function inText(text: string, fragment: { snippet: string; highlights: [number, number][] }): { snippet: string; highlights: [number, number][] } {
   const at = fragment.snippet === '' ? -1 : text.indexOf(fragment.snippet);
   if (at < 0) return fragment;
   let start = at;

@@ -30,7 +30,7 @@ import { runFulltext } from './fulltext-query.js';
 
 /** Bumped when the layout below changes: an older (or no) layout is rebuilt on start. */
 export const SEARCH_LAYOUT = 1;
-export const SEARCH_CONFIG = 'schemasync_search';
+const SEARCH_CONFIG = 'schemasync_search';
 
 // Which attributes are indexed is the registry's `fullText` (contract.md §3: text-like).
 const textAttributes = (o: StoredObject): AttributeSpec[] => o.attributes.filter((a) => !a.system && isTextLike(a));
