@@ -7,8 +7,7 @@ import { SqlStore, type FilesOptions } from './sql/store.js';
 import { openSearchIndexNow, sqliteBackend } from './sqlite/backend.js';
 import { classifySqliteError, type SqliteDriver } from './sqlite/driver.js';
 import { maskDatabaseUrl } from './postgres/connect-error.js';
-import { PostgresRateCounter } from './postgres/rate-counter.js';
-import type { RateCounter, Store } from './types.js';
+import type { Store } from './types.js';
 
 /**
  * The store's entry point (architecture.md "The backend port"): the backend-neutral Store
@@ -84,10 +83,9 @@ export async function openPostgresStore(options: {
   notice?: (line: string) => void;
 }): Promise<Store> {
   const backend = openPostgresBackend({ url: options.url, ...(options.max === undefined ? {} : { max: options.max }) });
-  let store: Store;
   try {
     // `path` names where the data lives in messages: never the password.
-    store = await openBackendStore(backend, {
+    return await openBackendStore(backend, {
       path: maskDatabaseUrl(options.url),
       filesDir: options.filesDir ?? false,
       ...(options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes }),
@@ -97,10 +95,6 @@ export async function openPostgresStore(options: {
     await backend.driver.close().catch(() => {});
     throw err;
   }
-  const rateCounter: RateCounter = new PostgresRateCounter(backend.driver);
-  // The Store's optional member (engine/store/types.ts), set before anyone holds the store.
-  Object.defineProperty(store, 'rateCounter', { value: rateCounter, enumerable: true });
-  return store;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { AttributeSpec, AttributeType } from '../model/attribute.js';
 import type { StoredObject } from '../model/stored.js';
-import type { GlobalSearchHit } from './types.js';
+import type { GlobalSearchHit, RateCounter } from './types.js';
 
 /**
  * The backend port (architecture.md "The backend port"): what the backend-neutral store
@@ -270,4 +270,9 @@ export interface Backend {
    * answer from `_ss_meta` 'catalog_version', which the core bumps in every schema write.
    */
   catalogToken(ex: Executor): Promise<unknown>;
+  /**
+   * Rate-limit counts kept in the database, for a backend any number of processes share
+   * (contract.md §8); absent when one process owns the data (SQLite: the server counts in memory).
+   */
+  readonly rateCounter?: RateCounter;
 }

@@ -4,6 +4,7 @@ import { postgresDdl } from './ddl.js';
 import { postgresDialect } from './dialect.js';
 import { PostgresDriver, type PostgresDriverOptions } from './driver.js';
 import { postgresFulltext } from './fulltext.js';
+import { PostgresRateCounter } from './rate-counter.js';
 import { catalogToken, setupDatabase } from './setup.js';
 
 /**
@@ -22,5 +23,6 @@ export function openPostgresBackend(options: PostgresDriverOptions): Backend {
     fulltext: postgresFulltext,
     setup: async (tx) => void (await setupDatabase(tx)),
     catalogToken,
+    rateCounter: new PostgresRateCounter(driver),
   };
 }

@@ -5,6 +5,7 @@ import type { Declaration, ViewDecl } from '../../model/declaration.js';
 import { isBuiltinRole, type RoleDecl } from '../../model/roles.js';
 import type { Owner } from '../../model/stored.js';
 import type { Backend, Executor } from '../port.js';
+import type { RateCounter } from '../types.js';
 import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, PushOptions, Scope, SearchInput, Store } from '../types.js';
 import type { DataFacts, Violation } from '../../plan/facts.js';
 import type { Plan } from '../../plan/types.js';
@@ -89,6 +90,7 @@ type Binding = { kind: 'top' } | { kind: 'tx'; tx: Executor; core: Core };
 export class SqlStore implements Store {
   readonly path: string;
   readonly files?: FilesApi;
+  readonly rateCounter?: RateCounter;
 
   private constructor(
     private readonly shared: Shared,
@@ -97,6 +99,7 @@ export class SqlStore implements Store {
   ) {
     this.path = path;
     if (scope.kind === 'top' && shared.core.files) this.files = shared.core.files;
+    if (scope.kind === 'top' && shared.backend.rateCounter) this.rateCounter = shared.backend.rateCounter;
   }
 
   static open(backend: Backend, options: StoreOptions): SqlStore {
