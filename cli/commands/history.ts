@@ -1,7 +1,7 @@
 import type { SourceHistoryEntry } from '../../engine/model/stored.js';
 import type { CommandRun } from '../context.js';
-import { CliError } from '../errors.js';
 import { connect } from '../instance.js';
+import { limitOf } from '../options.js';
 import { loadOrFail } from './plan-support.js';
 
 interface HistoryOptions {
@@ -16,8 +16,7 @@ interface HistoryOptions {
  * follows the keyset cursor to the first push.
  */
 export const run: CommandRun<HistoryOptions> = async (ctx) => {
-  const limit = ctx.options.limit === undefined ? 20 : Number(ctx.options.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new CliError(`--limit must be a whole number from 1 to 500, got "${ctx.options.limit}"`);
+  const limit = limitOf(ctx.options.limit, 500) ?? 20;
   const { client } = connect(ctx);
   const { source } = loadOrFail(ctx);
   const entries: SourceHistoryEntry[] = [];

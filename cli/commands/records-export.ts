@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createWriteStream, existsSync } from 'node:fs';
 import { rename, unlink } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import type { RecordPage } from '../../engine/sdk/index.js';
 import { CliError } from '../errors.js';
 import { parseFilter } from '../records/query.js';
 import { whileThrottled } from '../records/throttle.js';
@@ -40,8 +41,7 @@ export async function exportRecords(ctx: RecordsContext, object: string): Promis
   let count = 0;
   try {
     if (format === 'csv') await write(stringify([['id', ...names]]));
-    type Page = Awaited<ReturnType<ReturnType<typeof client.records>['search']>>;
-    const fetchPage = (cursor: string | undefined): Promise<Page> =>
+    const fetchPage = (cursor: string | undefined): Promise<RecordPage> =>
       whileThrottled(
         () => client.records(object).search({ ...(filter ? { filter } : {}), limit: PAGE, ...(cursor ? { cursor } : {}) }),
         (secs) => ctx.stderr.write(`rate limit reached (429 Too Many Requests): waiting ${secs} s before reading the next page\n`),
@@ -51,9 +51,9 @@ export async function exportRecords(ctx: RecordsContext, object: string): Promis
     // position, not an offset, so asking early changes nothing about which records come; at
     // most two pages are held. When a write fails, the request in flight is left to end on
     // its own; the `catch` keeps its failure, if any, from being an unhandled rejection.
-    let next: Promise<Page> | undefined = fetchPage(undefined);
+    let next: Promise<RecordPage> | undefined = fetchPage(undefined);
     while (next) {
-      const page: Page = await next;
+      const page: RecordPage = await next;
       next = page.nextCursor ? fetchPage(page.nextCursor) : undefined;
       next?.catch(() => undefined);
       if (format === 'csv') {

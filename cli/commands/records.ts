@@ -3,6 +3,7 @@ import type { RecordOut } from '../../engine/model/stored.js';
 import type { CommandContext, CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { clientFor } from '../instance.js';
+import { limitOf } from '../options.js';
 import { RecordShape } from '../records/shape.js';
 import { whileThrottled } from '../records/throttle.js';
 import { parseFilter, parseSort } from '../records/query.js';
@@ -77,14 +78,6 @@ export function clientOf(ctx: RecordsContext): SchemaClient {
 /** The object's attributes, read once (issue 17: `--set` is typed by the attribute). */
 export async function shapeOf(client: SchemaClient, object: string): Promise<RecordShape> {
   return new RecordShape(await client.schema.getObject(object));
-}
-
-/** `--limit`: a whole number in 1..max. */
-export function limitOf(raw: string | undefined, max: number): number | undefined {
-  if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new CliError(`--limit must be a whole number from 1 to ${max}, got '${raw}'`);
-  return n;
 }
 
 const PAGE = 500;

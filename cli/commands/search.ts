@@ -1,8 +1,9 @@
 import type { SearchHit } from '../../engine/sdk/index.js';
 import type { Colors, CommandRun } from '../context.js';
-import { CliError } from '../errors.js';
+import { MAX_SEARCH_LIMIT } from '../../engine/server/schemas/search.js';
 import { connect } from '../instance.js';
-import { renderTable } from '../render/table.js';
+import { limitOf } from '../options.js';
+import { flatten, renderTable } from '../render/table.js';
 
 interface SearchOptions {
   objects?: string;
@@ -16,8 +17,7 @@ interface SearchOptions {
  */
 export const run: CommandRun<SearchOptions> = async (ctx) => {
   const query = ctx.args[0] ?? '';
-  const limit = ctx.options.limit === undefined ? undefined : Number(ctx.options.limit);
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 100)) throw new CliError(`--limit must be a whole number from 1 to 100, got "${ctx.options.limit}"`);
+  const limit = limitOf(ctx.options.limit, MAX_SEARCH_LIMIT);
   const objects = ctx.options.objects?.split(',').map((o) => o.trim()).filter((o) => o !== '');
   const { client } = connect(ctx);
   const hits = await client.search({ query, ...(objects ? { objects } : {}), ...(limit !== undefined ? { limit } : {}) });
@@ -39,7 +39,7 @@ export const run: CommandRun<SearchOptions> = async (ctx) => {
  * control characters become spaces (one UTF-16 unit for one, so the offsets still hold).
  */
 function marked(h: SearchHit, c: Colors): string {
-  const text = h.snippet.replace(/\p{Cc}/gu, ' ');
+  const text = flatten(h.snippet);
   let out = '';
   let at = 0;
   for (const [a, b] of [...h.highlights].sort((x, y) => x[0] - y[0])) {

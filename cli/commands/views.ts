@@ -5,6 +5,7 @@ import { ownerText } from '../../engine/model/stored.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { clientFor } from '../instance.js';
+import { limitOf } from '../options.js';
 import { cell, renderTable } from '../render/table.js';
 
 /**
@@ -95,8 +96,7 @@ export const run: CommandRun<ViewsOptions> = async (ctx) => {
     }
     case 'run': {
       const view = await client.views.get(needName());
-      const limit = ctx.options.limit !== undefined ? Number(ctx.options.limit) : undefined;
-      if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 500)) throw new CliError('--limit must be a whole number from 1 to 500');
+      const limit = limitOf(ctx.options.limit, 500);
       const records = [];
       let cursor: string | undefined;
       do {

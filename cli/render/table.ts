@@ -16,13 +16,18 @@ export function padRow(cells: readonly string[], widths: readonly number[]): str
   return cells.map((cell, i) => (cell ?? '').padEnd(widths[i] ?? 0)).join('  ').trimEnd();
 }
 
+/** Control characters as spaces, one for one (so offsets into the text still hold). */
+export function flatten(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
+}
+
 /**
  * Text as one table cell: control characters (newlines, tabs, terminal escapes in stored
  * text) become spaces, so a value can neither break the table nor drive the terminal; cut
  * to `max` characters.
  */
 export function fitCell(text: string, max: number): string {
-  const flat = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
+  const flat = flatten(text);
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 

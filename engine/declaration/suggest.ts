@@ -5,7 +5,7 @@ import { TYPES } from '../model/types/registry.js';
  * `aliases` in the registry. Checked before edit distance because `string` is nowhere near
  * `text` by letters.
  */
-export const TYPE_ALIASES: Readonly<Record<string, string>> = Object.fromEntries(
+const TYPE_ALIASES: Readonly<Record<string, string>> = Object.fromEntries(
   Object.values(TYPES).flatMap((t) => (t.aliases ?? []).map((alias) => [alias, t.type])),
 );
 

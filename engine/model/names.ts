@@ -51,7 +51,7 @@ export const SYSTEM_COLUMNS: readonly string[] = SYSTEM_ATTRIBUTE_TABLE.filter((
 /** The record's own fields that carry a system attribute (`createdAt` …), as a record file may hold them. */
 export const SYSTEM_RECORD_FIELDS: readonly string[] = SYSTEM_ATTRIBUTE_TABLE.flatMap((a) => (a.recordField !== undefined ? [a.recordField] : []));
 
-export function isSystemAttribute(name: string): boolean {
+function isSystemAttribute(name: string): boolean {
   return SYSTEM_ATTRIBUTES.includes(name);
 }
 

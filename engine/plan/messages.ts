@@ -1,4 +1,4 @@
-import { allowLossHint } from './approval.js';
+import { allowDestructiveFlag, allowLossHint } from './approval.js';
 import type { ViolationRule } from './facts.js';
 
 /**
@@ -21,7 +21,7 @@ const v = (one: boolean, singular: string, plural: string): string => (one ? sin
 const RULE_TEXT: Record<ViolationRule, (target: string, one: boolean) => { what: string; fix: string }> = {
   type: (t, one) => ({
     what: `${v(one, 'holds a value', 'hold values')} the new type of ${t} cannot convert`,
-    fix: `convert or clear those values first, or allow the loss with --allow-destructive ${t}`,
+    fix: `convert or clear those values first, or allow the loss with ${allowDestructiveFlag([t])}`,
   }),
   required: (t, one) => ({
     what: `${v(one, 'has', 'have')} no value for ${t}, which is now required`,
@@ -49,7 +49,7 @@ const RULE_TEXT: Record<ViolationRule, (target: string, one: boolean) => { what:
   }),
   lossy: (t, one) => ({
     what: `${v(one, 'holds a value', 'hold values')} the new type of ${t} would alter (converting back does not give the original)`,
-    fix: `keep the type of ${t}, or allow the loss with --allow-destructive ${t}`,
+    fix: `keep the type of ${t}, or allow the loss with ${allowDestructiveFlag([t])}`,
   }),
   relation_target: (t, one) => ({
     what: `${v(one, 'links', 'link')} ${t} to records of its current target object, which the new target would not hold`,

@@ -55,7 +55,7 @@ function pick(spec: AttributeSpec, fields: (keyof AttributeSpec)[]): Partial<Att
  * lists each conflict of an attribute, not the first one found. 'type' means the value
  * becomes null (the column rebuild cannot hold it), which a required `next` refuses as well.
  */
-export function brokenRules(value: unknown, next: AttributeSpec): ViolationRule[] {
+function brokenRules(value: unknown, next: AttributeSpec): ViolationRule[] {
   if (value === null) return next.required ? ['required'] : [];
   const def = typeDef(next.type);
   if (value !== undefined && def.parse(value, next).ok) return [];

@@ -17,6 +17,13 @@ export interface SearchOptions {
 
 export type { SearchHit };
 
+/** One page of records (POST /records/:object/search, GET /views/:name/records). */
+export interface RecordPage {
+  records: RecordOut[];
+  nextCursor: string | null;
+  total?: number;
+}
+
 export interface CrossSearchOptions {
   query: string;
   objects?: string[];
@@ -81,7 +88,7 @@ export class RecordsApi {
     return (await this.t.request<{ deleted: number }>('POST', this.path('/bulk-delete'), { body: { ids }, idempotencyKey: options.idempotencyKey ?? true })).data;
   }
   /** Read-only, so safe to retry although it is a POST. */
-  async search(options: SearchOptions = {}): Promise<{ records: RecordOut[]; nextCursor: string | null; total?: number }> {
+  async search(options: SearchOptions = {}): Promise<RecordPage> {
     const a = await this.t.request<RecordOut[]>('POST', this.path('/search'), { body: options, idempotent: true });
     return { records: a.data, nextCursor: a.page?.nextCursor ?? null, ...(a.page?.total !== undefined ? { total: a.page.total } : {}) };
   }

@@ -11,8 +11,8 @@ import { typeDef } from './registry.js';
 export function convertValue(value: unknown, from: AttributeSpec, to: AttributeSpec): unknown {
   if (value === null || value === undefined) return null;
   if (from.type !== to.type) return typeDef(to.type).convertFrom(value);
-  // Same type, multiple toggled (relation/document): one id ↔ a list of ids.
-  if (to.type === 'relation' || to.type === 'document') {
+  // Same type, multiple toggled (a type whose column is a list only with `multiple`): one id ↔ a list of ids.
+  if (typeDef(to.type).list === 'multiple') {
     if (to.multiple && !Array.isArray(value)) return [value];
     if (!to.multiple && Array.isArray(value)) return value.length === 0 ? null : value.length === 1 ? value[0] : value;
   }
