@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../engine/store/index.js';
 import type { Actor, Store } from '../../engine/store/types.js';
-import { expectError, startTestServer, type TestServer } from './helpers.js';
+import { blobCount as blobsUnder, expectError, startTestServer, type TestServer } from './helpers.js';
 
 /**
  * Files and documents under interleaving writes (issue 14: each invariant says how it holds
@@ -29,11 +29,7 @@ beforeAll(async () => {
 });
 afterAll(async () => srv?.close());
 
-function blobCount(root: string): number {
-  let n = 0;
-  for (const e of readdirSync(root, { withFileTypes: true })) n += e.isDirectory() ? blobCount(join(root, e.name)) : e.name.startsWith('.tmp-') ? 0 : 1;
-  return n;
-}
+const blobCount = (root: string) => blobsUnder(root, { temporaries: false });
 
 async function upload(path: string, data: string): Promise<Response> {
   const form = new FormData();

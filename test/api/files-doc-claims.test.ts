@@ -1,7 +1,6 @@
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, startTestServer, type Reply, type TestServer } from './helpers.js';
+import { blobCount as blobsUnder, expectError, startTestServer, type Reply, type TestServer } from './helpers.js';
 
 /**
  * A document belongs to one record's slot (contract.md §3), so one document id named twice
@@ -30,11 +29,7 @@ async function upload(recordId: string, attribute: string, data: string): Promis
   return ((await res.json()) as { data: { id: string; fileId: string } }).data;
 }
 
-function blobCount(root = join(srv.dataDir, 'files')): number {
-  let n = 0;
-  for (const e of readdirSync(root, { withFileTypes: true })) n += e.isDirectory() ? blobCount(join(root, e.name)) : 1;
-  return n;
-}
+const blobCount = () => blobsUnder(join(srv.dataDir, 'files'));
 
 const deal = async (name: string) => (await srv.call('POST', '/records/deal', { body: { name } })).body.data as { id: string };
 const read = async (id: string) => (await srv.call('GET', `/records/deal/${id}`)).body.data as { version: number; values: Record<string, unknown> };
