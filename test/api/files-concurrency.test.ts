@@ -8,7 +8,8 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../engine/store/index.js';
 import type { Actor, Store } from '../../engine/store/types.js';
-import { blobCount as blobsUnder, expectError, startTestServer, type TestServer } from './helpers.js';
+import { dealCalls, startDealServer } from './files-deal.js';
+import { blobCount as blobsUnder, expectError, type TestServer } from './helpers.js';
 
 /**
  * Files and documents under interleaving writes (issue 14: each invariant says how it holds
@@ -20,12 +21,7 @@ import { blobCount as blobsUnder, expectError, startTestServer, type TestServer 
 let srv: TestServer;
 
 beforeAll(async () => {
-  srv = await startTestServer();
-  await srv.defineObject('deal', [
-    { name: 'name', type: 'text' },
-    { name: 'atts', type: 'document', multiple: true },
-    { name: 'one', type: 'document' },
-  ]);
+  srv = await startDealServer();
 });
 afterAll(async () => srv?.close());
 
@@ -37,8 +33,7 @@ async function upload(path: string, data: string): Promise<Response> {
   return fetch(`${srv.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${srv.ownerKey}` }, body: form });
 }
 
-const deal = async (name: string) => (await srv.call('POST', '/records/deal', { body: { name } })).body.data as { id: string };
-const read = async (id: string) => (await srv.call('GET', `/records/deal/${id}`)).body.data as { version: number; values: Record<string, unknown> };
+const { deal, read } = dealCalls(() => srv);
 
 describe('concurrent clients', () => {
   it('six uploads racing for one single-file slot: one document, five DOCUMENT_MULTIPLE_NOT_ALLOWED, only its bytes kept', async () => {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blobCount as blobsUnder, expectError, startTestServer, type Reply, type TestServer } from './helpers.js';
+import { dealCalls, startDealServer } from './files-deal.js';
+import { blobCount as blobsUnder, expectError, type Reply, type TestServer } from './helpers.js';
 
 /**
  * A document belongs to one record's slot (contract.md §3), so one document id named twice
@@ -12,12 +13,7 @@ import { blobCount as blobsUnder, expectError, startTestServer, type Reply, type
 let srv: TestServer;
 
 beforeAll(async () => {
-  srv = await startTestServer();
-  await srv.defineObject('deal', [
-    { name: 'name', type: 'text' },
-    { name: 'atts', type: 'document', multiple: true },
-    { name: 'one', type: 'document' },
-  ]);
+  srv = await startDealServer();
 });
 afterAll(async () => srv?.close());
 
@@ -31,8 +27,7 @@ async function upload(recordId: string, attribute: string, data: string): Promis
 
 const blobCount = () => blobsUnder(join(srv.dataDir, 'files'));
 
-const deal = async (name: string) => (await srv.call('POST', '/records/deal', { body: { name } })).body.data as { id: string };
-const read = async (id: string) => (await srv.call('GET', `/records/deal/${id}`)).body.data as { version: number; values: Record<string, unknown> };
+const { deal, read } = dealCalls(() => srv);
 const owner = async (docId: string) => (await srv.call('GET', `/documents/${docId}`)).body.data?.recordId as string | undefined;
 const content = async (fileId: string) => (await fetch(`${srv.base}/files/${fileId}/content`, { headers: { authorization: `Bearer ${srv.ownerKey}` } })).text();
 const count = async () => (await srv.call('POST', '/records/deal/search', { body: { limit: 500 } })).body.data.length as number;
