@@ -14,6 +14,7 @@ export function runCli(base: string, key: string, args: string[], cwd: string): 
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': at 'exit' the child's stdout and stderr may not be read to the end yet.
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }

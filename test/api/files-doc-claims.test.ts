@@ -1,7 +1,7 @@
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, startTestServer, type Reply, type TestServer } from './helpers.js';
+import { dealCalls, startDealServer } from './files-deal.js';
+import { blobCount as blobsUnder, expectError, type Reply, type TestServer } from './helpers.js';
 
 /**
  * A document belongs to one record's slot (contract.md §3), so one document id named twice
@@ -13,12 +13,7 @@ import { expectError, startTestServer, type Reply, type TestServer } from './hel
 let srv: TestServer;
 
 beforeAll(async () => {
-  srv = await startTestServer();
-  await srv.defineObject('deal', [
-    { name: 'name', type: 'text' },
-    { name: 'atts', type: 'document', multiple: true },
-    { name: 'one', type: 'document' },
-  ]);
+  srv = await startDealServer();
 });
 afterAll(async () => srv?.close());
 
@@ -30,14 +25,9 @@ async function upload(recordId: string, attribute: string, data: string): Promis
   return ((await res.json()) as { data: { id: string; fileId: string } }).data;
 }
 
-function blobCount(root = join(srv.dataDir, 'files')): number {
-  let n = 0;
-  for (const e of readdirSync(root, { withFileTypes: true })) n += e.isDirectory() ? blobCount(join(root, e.name)) : 1;
-  return n;
-}
+const blobCount = () => blobsUnder(join(srv.dataDir, 'files'));
 
-const deal = async (name: string) => (await srv.call('POST', '/records/deal', { body: { name } })).body.data as { id: string };
-const read = async (id: string) => (await srv.call('GET', `/records/deal/${id}`)).body.data as { version: number; values: Record<string, unknown> };
+const { deal, read } = dealCalls(() => srv);
 const owner = async (docId: string) => (await srv.call('GET', `/documents/${docId}`)).body.data?.recordId as string | undefined;
 const content = async (fileId: string) => (await fetch(`${srv.base}/files/${fileId}/content`, { headers: { authorization: `Bearer ${srv.ownerKey}` } })).text();
 const count = async () => (await srv.call('POST', '/records/deal/search', { body: { limit: 500 } })).body.data.length as number;

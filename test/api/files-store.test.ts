@@ -1,7 +1,6 @@
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, startTestServer, type TestServer } from './helpers.js';
+import { blobCount as blobsUnder, expectError, startTestServer, type TestServer } from './helpers.js';
 
 /**
  * Files and documents wired into the real SQLite store (issue 5 part 3): record
@@ -27,11 +26,7 @@ async function upload(path: string, data: string, type: string): Promise<{ statu
   return { status: res.status, body: await res.json() };
 }
 
-function blobCount(root = join(srv.dataDir, 'files')): number {
-  let n = 0;
-  for (const e of readdirSync(root, { withFileTypes: true })) n += e.isDirectory() ? blobCount(join(root, e.name)) : 1;
-  return n;
-}
+const blobCount = () => blobsUnder(join(srv.dataDir, 'files'));
 
 async function newDeal(values: Record<string, unknown> = { title: 'd' }) {
   const r = await srv.call('POST', '/records/deal', { body: values });

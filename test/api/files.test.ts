@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AttributeSpec } from '../../engine/model/attribute.js';
 import { openStore } from '../../engine/store/index.js';
 import type { Store } from '../../engine/store/types.js';
+import { runCli } from './cli.js';
 import { expectError, startTestServer, type TestServer } from './helpers.js';
 
 /**
@@ -326,18 +327,7 @@ describe('SDK files and documents (streamed multipart)', () => {
 });
 
 describe('schemasync files (the CLI over the SDK; needs npm run build)', () => {
-  const bin = join(import.meta.dirname, '..', '..', 'bin', 'schemasync');
-  async function cli(args: string[], cwd = dir): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const { spawn } = await import('node:child_process');
-    return new Promise((resolve) => {
-      const p = spawn(process.execPath, [bin, '--base-url', srv.base, '--api-key', srv.ownerKey, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' } });
-      let stdout = '';
-      let stderr = '';
-      p.stdout.on('data', (c) => (stdout += c));
-      p.stderr.on('data', (c) => (stderr += c));
-      p.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-  }
+  const cli = (args: string[], cwd = dir) => runCli(srv.base, srv.ownerKey, args, cwd);
 
   it('upload, get, download (byte-exact, no progress bar off a TTY), rm', async () => {
     const { writeFileSync, readFileSync, existsSync } = await import('node:fs');

@@ -191,6 +191,19 @@ export function fileEntries(dataDir: string, root = join(dataDir, 'files')): str
 }
 
 /**
+ * How many stored files (not shard folders) are under `root` (<dataDir>/files).
+ * `temporaries: false` leaves out uploads still being written (`.tmp-*`).
+ */
+export function blobCount(root: string, opts: { temporaries?: boolean } = {}): number {
+  let n = 0;
+  for (const e of readdirSync(root, { withFileTypes: true })) {
+    if (e.isDirectory()) n += blobCount(join(root, e.name), opts);
+    else if (opts.temporaries !== false || !e.name.startsWith('.tmp-')) n += 1;
+  }
+  return n;
+}
+
+/**
  * A POST whose headers the server has read (it answered `100 Continue`, so the request is
  * in flight) and whose body has only begun: a stalled client, until finish() sends the rest.
  */

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomSeed } from '../support/property.js';
 import { startTestServer, type Reply, type TestServer } from './helpers.js';
 
 /**
@@ -15,7 +16,6 @@ import { startTestServer, type Reply, type TestServer } from './helpers.js';
 const FIXED_SEED = 21;
 const FIXED_RUNS = 150;
 const RANDOM_RUNS = 40;
-const randomSeed = process.env['PROPERTY_SEED'] ? Number(process.env['PROPERTY_SEED']) : Date.now() % 2 ** 31;
 
 let s: TestServer;
 let fixedId = '';

@@ -1,7 +1,7 @@
-import { createServer } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../engine/store/types.js';
+import { freePort } from '../support/port.js';
 import { expectError, startTestServer, type TestServer } from './helpers.js';
 
 /**
@@ -10,12 +10,7 @@ import { expectError, startTestServer, type TestServer } from './helpers.js';
  * driver's words. The failure is node-postgres's own, from a real refused connection.
  */
 async function refusedConnectionError(): Promise<unknown> {
-  const port = await new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const a = srv.address();
-      srv.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
+  const port = await freePort();
   const client = new pg.Client({ host: '127.0.0.1', port, user: 'x', password: 'secret-in-url', database: 'x' });
   client.on('error', () => undefined);
   return client.connect().then(

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, inject } from 'vitest';
+import { freePort } from '../support/port.js';
 
 /**
  * `serve`/`dev --database <url>` and SCHEMASYNC_DATABASE_URL when the database cannot be used
@@ -43,18 +43,6 @@ function run(command: 'serve' | 'dev', args: string[], env: Record<string, strin
   );
 }
 
-/** A port nothing listens on: bound, then released. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const a = srv.address();
-      srv.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
-
 function expectOneErrorLine(r: Ran, secret: string): string {
   expect(r.code).toBe(1);
   const lines = r.stderr.trimEnd().split('\n');
@@ -67,7 +55,7 @@ function expectOneErrorLine(r: Ran, secret: string): string {
 
 describe('a database that cannot be used', () => {
   it('a refused port: the host, port and database named, the password masked, exit 1', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const r = await run('serve', ['--database', `postgres://app:hunter2secret@127.0.0.1:${port}/crm`]);
     const line = expectOneErrorLine(r, 'hunter2secret');
     expect(line).toBe(`Error: could not use the PostgreSQL database "crm" at 127.0.0.1:${port} (postgres://app:***@127.0.0.1:${port}/crm): connection refused`);
@@ -86,14 +74,14 @@ describe('a database that cannot be used', () => {
   });
 
   it('SCHEMASYNC_DATABASE_URL is read when --database is absent, and dev reads it too', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const r = await run('dev', [], { SCHEMASYNC_DATABASE_URL: `postgres://app:envsecret@127.0.0.1:${port}/fromenv` });
     const line = expectOneErrorLine(r, 'envsecret');
     expect(line).toContain(`"fromenv" at 127.0.0.1:${port}`);
   });
 
   it('--database wins over SCHEMASYNC_DATABASE_URL', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const r = await run('serve', ['--database', `postgres://app:flagsecret@127.0.0.1:${port}/fromflag`], { SCHEMASYNC_DATABASE_URL: 'mysql://x:envsecret@h/fromenv' });
     const line = expectOneErrorLine(r, 'flagsecret');
     expect(line).toContain('"fromflag"');

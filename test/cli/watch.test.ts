@@ -1,19 +1,11 @@
 import { rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../support/port.js';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { api, attributesOf, credentials, poll, start, tempProject, type Running } from './watch-helpers.js';
 
 /** `schemasync watch` against a separate `schemasync serve` (issue 6). Needs `npm run build`. */
 const deal = (extra = '') => `objects:\n  deal:\n    attributes:\n      title: { type: text }\n${extra}`;
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 const cleanEnv = { SCHEMASYNC_BASE_URL: '', SCHEMASYNC_API_KEY: '' };
 

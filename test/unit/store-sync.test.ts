@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../engine/errors.js';
 import type { Declaration } from '../../engine/model/declaration.js';
 import type { Plan } from '../../engine/plan/types.js';
 import { openSqliteStore } from '../../engine/store/index.js';
 import type { SqlStore } from '../../engine/store/sql/store.js';
 import type { Actor } from '../../engine/store/types.js';
+import { errorOf } from '../support/service-error.js';
 
 /** The data probe, the plan applier and pushSource over a real database (issue 4). */
 let dir: string;
@@ -39,16 +39,6 @@ const decl = (extra: Record<string, unknown> = {}): Declaration => ({
   },
   views: { open_deals: { object: 'deal', filter: { amount: { gt: 0 } } } },
 });
-
-async function errorOf(fn: () => Promise<unknown>): Promise<ServiceError> {
-  try {
-    await fn();
-  } catch (err) {
-    if (err instanceof ServiceError) return err;
-    throw err;
-  }
-  throw new Error('expected a ServiceError');
-}
 
 describe('store facts', () => {
   it('counts and finds violations per rule with sample ids', async () => {

@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../engine/errors.js';
-import { codeOf } from '../support/service-error.js';
+import { codeOf, errorOf } from '../support/service-error.js';
 import { openStore } from '../../engine/store/index.js';
 import type { RecordOut } from '../../engine/model/stored.js';
 import type { Actor, Store } from '../../engine/store/types.js';
@@ -14,16 +13,6 @@ let dir: string;
 let store: Store;
 const actor: Actor = { keyId: 'k1', role: 'owner', scopes: null };
 const RUNTIME = { kind: 'runtime' } as const;
-
-async function errorOf(fn: () => unknown): Promise<ServiceError> {
-  try {
-    await fn();
-  } catch (err) {
-    if (err instanceof ServiceError) return err;
-    throw err;
-  }
-  throw new Error('expected a ServiceError');
-}
 
 async function crm(s: Store): Promise<void> {
   await s.createObject({ name: 'company', attributes: [{ name: 'name', type: 'text', required: true, unique: true }] }, RUNTIME);
