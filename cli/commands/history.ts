@@ -1,3 +1,4 @@
+import { MAX_PAGE } from '../../engine/model/limits.js';
 import type { SourceHistoryEntry } from '../../engine/model/stored.js';
 import type { CommandRun } from '../context.js';
 import { connect } from '../instance.js';
@@ -16,7 +17,7 @@ interface HistoryOptions {
  * follows the keyset cursor to the first push.
  */
 export const run: CommandRun<HistoryOptions> = async (ctx) => {
-  const limit = limitOf(ctx.options.limit, 500) ?? 20;
+  const limit = limitOf(ctx.options.limit, MAX_PAGE) ?? 20;
   const { client } = connect(ctx);
   const { source } = loadOrFail(ctx);
   const entries: SourceHistoryEntry[] = [];

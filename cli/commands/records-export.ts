@@ -1,3 +1,4 @@
+import { MAX_PAGE } from '../../engine/model/limits.js';
 import { stringify } from 'csv-stringify/sync';
 import { once } from 'node:events';
 import { createWriteStream, existsSync } from 'node:fs';
@@ -10,8 +11,6 @@ import { whileThrottled } from '../records/throttle.js';
 import { formatOf } from './records-import.js';
 import { clientOf, shapeOf, type RecordsContext } from './records.js';
 
-/** The largest page POST /records/:object/search gives (contract.md §3). */
-const PAGE = 500;
 
 /**
  * `schemasync records export <object>` (contract.md §4, issue 17): every record (or those
@@ -43,7 +42,7 @@ export async function exportRecords(ctx: RecordsContext, object: string): Promis
     if (format === 'csv') await write(stringify([['id', ...names]]));
     const fetchPage = (cursor: string | undefined): Promise<RecordPage> =>
       whileThrottled(
-        () => client.records(object).search({ ...(filter ? { filter } : {}), limit: PAGE, ...(cursor ? { cursor } : {}) }),
+        () => client.records(object).search({ ...(filter ? { filter } : {}), limit: MAX_PAGE, ...(cursor ? { cursor } : {}) }),
         (secs) => ctx.stderr.write(`rate limit reached (429 Too Many Requests): waiting ${secs} s before reading the next page\n`),
       );
     // One page ahead: the next page is asked for as soon as its cursor is known, so the

@@ -1,3 +1,4 @@
+import { DEFAULT_PAGE, MAX_PAGE } from '../../engine/model/limits.js';
 import type { SchemaClient } from '../../engine/sdk/index.js';
 import type { RecordOut } from '../../engine/model/stored.js';
 import type { CommandContext, CommandRun } from '../context.js';
@@ -80,21 +81,20 @@ export async function shapeOf(client: SchemaClient, object: string): Promise<Rec
   return new RecordShape(await client.schema.getObject(object));
 }
 
-const PAGE = 500;
 
 async function list(ctx: RecordsContext, object: string): Promise<number> {
   const client = clientOf(ctx);
   const filter = parseFilter(ctx.options.filter);
   const sort = parseSort(ctx.options.sort);
   const all = ctx.options.all === true;
-  const limit = limitOf(ctx.options.limit, all ? Number.MAX_SAFE_INTEGER : PAGE) ?? (all ? undefined : 50);
+  const limit = limitOf(ctx.options.limit, all ? Number.MAX_SAFE_INTEGER : MAX_PAGE) ?? (all ? undefined : DEFAULT_PAGE);
   const json = ctx.global.json === true;
   const table = json ? undefined : recordTable(ctx.stdout, await shapeOf(client, object), ctx.colors);
   let cursor = ctx.options.cursor;
   let shown = 0;
   const say = (s: string) => ctx.stderr.write(`${s}\n`);
   for (;;) {
-    const want = limit === undefined ? PAGE : Math.min(PAGE, limit - shown);
+    const want = limit === undefined ? MAX_PAGE : Math.min(MAX_PAGE, limit - shown);
     const page = await whileThrottled(
       () => client.records(object).search({ ...(filter ? { filter } : {}), ...(sort ? { sort } : {}), limit: want, ...(cursor ? { cursor } : {}) }),
       (secs) => say(`rate limit reached (429 Too Many Requests): waiting ${secs} s before reading the next page`),

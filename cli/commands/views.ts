@@ -1,3 +1,4 @@
+import { MAX_PAGE } from '../../engine/model/limits.js';
 import { stringify } from 'yaml';
 import type { ViewDecl } from '../../engine/model/declaration.js';
 import type { Filter, SortSpec } from '../../engine/model/filter.js';
@@ -96,7 +97,7 @@ export const run: CommandRun<ViewsOptions> = async (ctx) => {
     }
     case 'run': {
       const view = await client.views.get(needName());
-      const limit = limitOf(ctx.options.limit, 500);
+      const limit = limitOf(ctx.options.limit, MAX_PAGE);
       const records = [];
       let cursor: string | undefined;
       do {

@@ -28,7 +28,8 @@ import { studioRoutes, type StudioOptions } from './studio.js';
 import { parseJsonBody } from './json-body.js';
 import { openapiOptions } from './openapi.js';
 import { openapiSchema } from './schemas/admin.js';
-import { isUuid, validatorCompiler } from './validation.js';
+import { isUuid } from '../model/ids.js';
+import { validatorCompiler } from './validation.js';
 
 export interface CreateServerOptions {
   store: Store;
@@ -100,7 +101,7 @@ export async function createServer(options: CreateServerOptions): Promise<Fastif
     requestIdHeader: false,
     genReqId: (req: IncomingMessage) => {
       const sent = req.headers['x-request-id'];
-      return typeof sent === 'string' && isUuid(sent) ? sent : randomUUID();
+      return isUuid(sent) ? sent : randomUUID();
     },
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     requestTimeout: options.requestTimeout?.ms ?? DEFAULT_REQUEST_TIMEOUT_MS,

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { FieldError } from '../errors.js';
+import { UUID_PATTERN } from '../model/ids.js';
 
 /**
  * Request validation. Two Ajv instances because the parts differ (contract.md §3):
@@ -9,7 +10,6 @@ import type { FieldError } from '../errors.js';
  * (Envelope rule 1: "errors lists each invalid field"); path params, query strings and
  * headers arrive as strings, so they are coerced.
  */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function makeAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({
@@ -21,7 +21,7 @@ function makeAjv(coerce: boolean): Ajv {
     allErrors: true,
     strict: false,
   });
-  ajv.addFormat('uuid', UUID);
+  ajv.addFormat('uuid', UUID_PATTERN);
   ajv.addFormat('date-time', { type: 'string', validate: (s: string) => !Number.isNaN(Date.parse(s)) });
   return ajv;
 }
@@ -33,10 +33,6 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   const ajv = httpPart === 'body' ? bodyAjv : partAjv;
   return ajv.compile(schema as object) as ValidateFunction;
 };
-
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}
 
 /**
  * Ajv errors → envelope items. The instancePath (`/records/3/amount`) becomes a path

@@ -1,6 +1,7 @@
 import { FILTER_SCHEMA, SORT_ITEM_SCHEMA, declarationShapeSchema, viewSchema } from '../../declaration/json-schema.js';
 import { PLAN_HASH_PATTERN } from '../../plan/hash.js';
 import type { PushAnswer, PushRequest } from '../../plan/push.js';
+import { DEFAULT_PAGE, MAX_PAGE } from '../../model/limits.js';
 import { SCOPES } from '../../store/types.js';
 import { IF_MATCH_PATTERN, deletedIdSchema, errorResponse, errorResponses, idParam, ownerSchema, responses, securityRequired } from './common.js';
 import { recordOut, searchRecordsSchema } from './records.js';
@@ -224,7 +225,7 @@ export const sourceHistorySchema = {
   querystring: {
     type: 'object',
     additionalProperties: false,
-    properties: { limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 }, cursor: { type: 'string', maxLength: 40 } },
+    properties: { limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE }, cursor: { type: 'string', maxLength: 40 } },
   },
   response: responses(200, { type: 'array', items: historyEntry }, { list: true }),
 };

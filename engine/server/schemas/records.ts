@@ -1,6 +1,6 @@
 import { FILTER_SCHEMA } from '../../declaration/json-schema.js';
 import { IF_MATCH_PATTERN, deletedIdSchema, etagHeader, freeMapping, lookupParams, responses, securityRequired } from './common.js';
-import { MAX_BULK, MAX_BULK_WRITE } from '../../model/limits.js';
+import { DEFAULT_PAGE, MAX_BULK, MAX_BULK_WRITE, MAX_PAGE } from '../../model/limits.js';
 
 /** The record as every route returns it (contract.md §3). */
 export const recordOut = {
@@ -161,7 +161,7 @@ export const searchRecordsSchema = {
           },
         },
       },
-      limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+      limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE },
       cursor: { type: 'string', minLength: 1, maxLength: 4000 },
     },
   },

@@ -1,4 +1,5 @@
 import { ServiceError } from '../../errors.js';
+import { DEFAULT_PAGE } from '../../model/limits.js';
 import type { SourceHistoryEntry } from '../../model/stored.js';
 import type { Plan } from '../../plan/types.js';
 import type { Executor } from '../port.js';
@@ -48,7 +49,7 @@ export async function recordHistory(tx: Executor, sourceId: string, plan: Plan, 
 
 /** Newest first; the cursor is the last version of the page (keyset: stable while pushes land). */
 export async function listHistory(ex: Executor, sourceId: string, options: { limit?: number; cursor?: string } = {}): Promise<HistoryPage> {
-  const limit = options.limit ?? 50;
+  const limit = options.limit ?? DEFAULT_PAGE;
   let before = Number.MAX_SAFE_INTEGER;
   if (options.cursor !== undefined) {
     if (!/^[1-9][0-9]{0,15}$/.test(options.cursor)) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ServiceError, type FieldError } from '../../errors.js';
+import { isUuid } from '../../model/ids.js';
 import { MAX_BULK, MAX_BULK_WRITE } from '../../model/limits.js';
 import { sqlIdent } from '../../model/names.js';
 import type { RecordOut, StoredObject } from '../../model/stored.js';
@@ -22,7 +23,6 @@ import { holdsDocuments } from '../../model/types/registry.js';
  * itself (document-slots.ts), so no call goes from documents back into a record write.
  */
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface RecordRow {
   id: string;
@@ -303,7 +303,7 @@ export function checkBatch(list: unknown, field: string, max: number): void {
 }
 
 function checkUuid(id: unknown, path: (string | number)[]): void {
-  if (typeof id !== 'string' || !UUID.test(id)) {
+  if (!isUuid(id)) {
     throw new ServiceError('SCHEMA_VALIDATION_FAILED', `${JSON.stringify(id)} is not a record id (a UUID)`, { errors: [{ path, message: 'must be a UUID' }] });
   }
 }

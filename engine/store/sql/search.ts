@@ -3,6 +3,7 @@ import { ServiceError, type FieldError } from '../../errors.js';
 import type { AttributeSpec } from '../../model/attribute.js';
 import { checkFilter, checkSort, SYSTEM_FILTER_FIELDS, systemFilterSpec, type Filter, type FilterOp, type Scalar, type SortSpec } from '../../model/filter.js';
 import { filterOperand, operandSpec } from '../../model/filter-operand.js';
+import { DEFAULT_PAGE, MAX_PAGE } from '../../model/limits.js';
 import { sqlIdent } from '../../model/names.js';
 import type { StoredObject } from '../../model/stored.js';
 import type { AttributeType } from '../../model/attribute.js';
@@ -21,8 +22,6 @@ import { toRecord } from './records.js';
  * page: the cursor holds the last row's sort values and id, and the next page starts
  * strictly after that tuple.
  */
-const DEFAULT_LIMIT = 50;
-const MAX_LIMIT = 500;
 
 interface Field {
   sql: string;
@@ -184,8 +183,8 @@ export async function searchRecords(core: Core, ex: Executor, o: StoredObject, i
   const errors: FieldError[] = [];
   if (input.filter !== undefined) errors.push(...checkFilter(input.filter, known));
   if (input.sort !== undefined) errors.push(...checkSort(input.sort, known));
-  const limit = input.limit ?? DEFAULT_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) errors.push({ path: ['limit'], message: `must be an integer from 1 to ${MAX_LIMIT}` });
+  const limit = input.limit ?? DEFAULT_PAGE;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) errors.push({ path: ['limit'], message: `must be an integer from 1 to ${MAX_PAGE}` });
   if (errors.length > 0) throw badRequest(errors, 'search parameters are invalid');
 
   // The sort in the order given, then id (unique) so every order is total and a cursor names
