@@ -38,11 +38,7 @@ export const run: CommandRun<KeysOptions> = async (ctx) => {
       return 0;
     }
     case 'list': {
-      const keys = (await client.keys.list()) as (Awaited<ReturnType<typeof client.keys.list>>[number] & {
-        createdAt?: string;
-        revokedAt?: string | null;
-        lastUsedAt?: string | null;
-      })[];
+      const keys = await client.keys.list();
       if (ctx.global.json) {
         out(JSON.stringify(keys));
         return 0;

@@ -4,6 +4,8 @@ import type { Filter, SortSpec } from '../model/filter.js';
 import type { RoleDecl } from '../model/roles.js';
 import type { RecordOut, SourceHistoryEntry, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
 import type { SearchHit } from '../model/search-hit.js';
+import type { KeyCreated, KeyOut, Scope } from '../model/keys.js';
+export type { KeyCreated, KeyOut, Scope };
 import type { PushAnswer, PushChoices, PushRequest } from '../plan/push.js';
 import { DocumentsApi, FilesApi } from './files.js';
 import { pathSegment as seg, Transport, type ClientOptions } from './transport.js';
@@ -34,13 +36,6 @@ export interface CrossSearchOptions {
 export type PushOptions = PushChoices;
 export type { PushAnswer };
 
-export interface KeyCreated {
-  id: string;
-  name: string;
-  role: string;
-  scopes: string[] | null;
-  secret: string;
-}
 
 /** An attribute a runtime route takes: `renamedFrom` is a declaration-file hint for sync (400 here). */
 export type RuntimeAttribute = Omit<AttributeSpec, 'renamedFrom'>;
@@ -179,8 +174,8 @@ export class KeysApi {
   async create(input: { name: string; role: string; scopes?: string[] }): Promise<KeyCreated> {
     return (await this.t.request<KeyCreated>('POST', '/keys', { body: input })).data;
   }
-  async list(): Promise<Omit<KeyCreated, 'secret'>[]> {
-    return (await this.t.request<Omit<KeyCreated, 'secret'>[]>('GET', '/keys')).data;
+  async list(): Promise<KeyOut[]> {
+    return (await this.t.request<KeyOut[]>('GET', '/keys')).data;
   }
   async revoke(id: string): Promise<void> {
     await this.t.request('DELETE', `/keys/${seg(id, 'Key id')}`);

@@ -1,6 +1,6 @@
 /** `schemasync/sdk` (contract.md §5). */
 export { SchemaClient, RecordsApi, SchemaApi, SourcesApi, KeysApi, ViewsApi, RolesApi } from './client.js';
-export type { PushAnswer, PushOptions, SearchOptions, RecordPage, SearchHit, CrossSearchOptions, KeyCreated, KeySelf, RuntimeAttribute, RoleOut } from './client.js';
+export type { PushAnswer, PushOptions, SearchOptions, RecordPage, SearchHit, CrossSearchOptions, KeyCreated, KeyOut, KeySelf, RuntimeAttribute, RoleOut, Scope } from './client.js';
 export type { AttributePatch } from '../model/attribute.js';
 export { ServiceRequestError, ServiceAuthError } from './errors.js';
 export { Transport, type ClientOptions, type RequestOptions, type Answer } from './transport.js';

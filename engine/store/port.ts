@@ -1,6 +1,7 @@
 import type { AttributeSpec, AttributeType } from '../model/attribute.js';
 import type { StoredObject } from '../model/stored.js';
-import type { GlobalSearchHit, RateCounter } from './types.js';
+import type { SearchHit } from '../model/search-hit.js';
+import type { RateCounter } from './types.js';
 
 /**
  * The backend port (architecture.md "The backend port"): what the backend-neutral store
@@ -232,7 +233,7 @@ export interface FulltextPort {
    */
   beginWrite(tx: Executor, o: StoredObject, write: RecordWrite): Promise<{ finish(): Promise<void> }>;
   /** Best first, at most `limit` records (the best-matching attribute of each), with snippets. */
-  query(ex: Executor, input: FulltextInput): Promise<GlobalSearchHit[]>;
+  query(ex: Executor, input: FulltextInput): Promise<SearchHit[]>;
 }
 
 /** A record write as the search index sees it. */

@@ -12,19 +12,8 @@ import type { HistoryPage, PushAuthor } from './sql/history.js';
 
 export { BUILTIN_ROLES, type BuiltinRole } from '../model/roles.js';
 
-/** contract.md §3 "Roles, keys, views". */
-export const SCOPES = [
-  'records:read',
-  'records:write',
-  'schema:read',
-  'schema:write',
-  'files:read',
-  'files:write',
-  'keys:manage',
-  'search',
-  'mcp',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+export { SCOPES, type KeyOut, type Scope } from '../model/keys.js';
+import type { KeyOut, Scope } from '../model/keys.js';
 
 /** The authenticated caller a route acts for. */
 export interface Actor {
@@ -34,16 +23,6 @@ export interface Actor {
   scopes: Scope[] | null;
   /** A custom role's grants, read fresh for each request (engine/server/app.ts); absent for built-in roles. */
   grants?: RoleGrants;
-}
-
-export interface KeyOut {
-  id: string;
-  name: string;
-  role: string;
-  scopes: Scope[] | null;
-  createdAt: string;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
 }
 
 export interface CreateObjectInput {
@@ -76,8 +55,6 @@ export interface GlobalSearchInput {
   limit: number;
 }
 
-/** One hit (engine/model/search-hit.ts). */
-export type GlobalSearchHit = SearchHit;
 
 export interface BulkUpdateItem {
   id: string;
@@ -143,7 +120,7 @@ export interface Store {
   bulkDelete(object: string, ids: string[]): Promise<{ deleted: number }>;
   search(object: string, input: SearchInput): Promise<SearchPage>;
   /** Full-text search across objects; a read, never a write (the index is kept by the writes). */
-  globalSearch(input: GlobalSearchInput): Promise<GlobalSearchHit[]>;
+  globalSearch(input: GlobalSearchInput): Promise<SearchHit[]>;
 
   /**
    * Idempotency (contract.md §3): the answer stored under (actor, key) if `bodyHash`

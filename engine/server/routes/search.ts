@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../errors.js';
-import type { Actor, GlobalSearchHit, Store } from '../../store/types.js';
+import type { SearchHit } from '../../model/search-hit.js';
+import type { Actor, Store } from '../../store/types.js';
 import { actorOf, type RouteDeps } from '../context.js';
 import { ok } from '../envelope.js';
 import { can } from '../permissions.js';
@@ -36,7 +37,7 @@ function requireQuery(query: string, field: string): string {
   return query;
 }
 
-async function run(store: Store, actor: Actor, query: string, named: string[] | undefined, limit = s.DEFAULT_SEARCH_LIMIT): Promise<GlobalSearchHit[]> {
+async function run(store: Store, actor: Actor, query: string, named: string[] | undefined, limit = s.DEFAULT_SEARCH_LIMIT): Promise<SearchHit[]> {
   const all = (await store.listObjects()).map((o) => o.name);
   const readable = all.filter((object) => can(actor, 'records:read', { object, record: 'read' }));
   if (named !== undefined) {

@@ -1,5 +1,5 @@
 import type { Executor, FulltextInput } from '../port.js';
-import type { GlobalSearchHit } from '../types.js';
+import type { SearchHit } from '../../model/search-hit.js';
 import { unmark } from '../sqlite/fulltext-query.js';
 
 /**
@@ -55,7 +55,7 @@ interface Row {
  * long one mentioning it once, as FTS5's bm25 ranks them (without it they tie).
  * Ranking reads only `_ss_search`; headlines are made for the returned hits only.
  */
-export async function runFulltext(ex: Executor, input: FulltextInput): Promise<GlobalSearchHit[]> {
+export async function runFulltext(ex: Executor, input: FulltextInput): Promise<SearchHit[]> {
   const q = tsQuery(input.query);
   if (q === null || (input.objects !== null && input.objects.length === 0)) return [];
   const scope = input.objects === null ? '' : ' AND s.object IN (SELECT jsonb_array_elements_text(?::jsonb))';

@@ -1,6 +1,6 @@
 import type { FulltextInput } from '../port.js';
 import type { Db } from './database.js';
-import type { GlobalSearchHit } from '../types.js';
+import type { SearchHit } from '../../model/search-hit.js';
 
 /**
  * Running a cross-object search (contract.md §3) against the index fulltext.ts keeps.
@@ -51,7 +51,7 @@ export function unmark(marked: string): { snippet: string; highlights: [number, 
  * Best first: FTS5's bm25 over each (record, attribute) row, the best row per record kept.
  * Ranking reads only the index and `_ss_search`; snippets are made for the returned hits only.
  */
-export function runFulltext(db: Db, input: FulltextInput): GlobalSearchHit[] {
+export function runFulltext(db: Db, input: FulltextInput): SearchHit[] {
   const expr = ftsExpression(input.query);
   if (expr === null || (input.objects !== null && input.objects.length === 0)) return [];
   const scope = input.objects === null ? '' : ' AND s.object IN (SELECT value FROM json_each(?))';

@@ -2,14 +2,18 @@ import { api, ApiError, seg } from './api.js';
 import { checkboxes, field, h, notice, replace } from './dom.js';
 import { formatTime } from './format.js';
 import { button, describeError, errorNotice, pageHeading, table } from './ui.js';
-import type { KeyOut } from './types.js';
+import type { KeyOut, Scope } from './types.js';
 
 /**
  * API keys (contract.md §3), for keys that may manage them: list, create (the secret shown
  * this once — the server keeps only its hash), revoke. A key without keys:manage gets the
  * server's 403, said as such.
  */
-const SCOPES = ['records:read', 'records:write', 'schema:read', 'schema:write', 'files:read', 'files:write', 'keys:manage', 'search', 'mcp'];
+// The page ships no server code, so the scope list is written here; the two checks below
+// make the compiler refuse it when it differs from the one definition (engine/model/keys.ts).
+const SCOPES = ['records:read', 'records:write', 'schema:read', 'schema:write', 'files:read', 'files:write', 'keys:manage', 'search', 'mcp'] as const satisfies readonly Scope[];
+const everyScopeListed: Exclude<Scope, (typeof SCOPES)[number]> extends never ? true : never = true;
+void everyScopeListed;
 const BUILT_IN_ROLES = ['owner', 'admin', 'member', 'viewer'];
 
 export async function keysPage(main: HTMLElement): Promise<void> {
