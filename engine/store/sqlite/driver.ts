@@ -2,7 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import type { DbErrorKind, Driver, Executor, Param, TransactionOptions } from '../port.js';
 import { openDatabase, type Db } from './database.js';
 import { sqliteDialect } from './dialect.js';
-import { join, lineOf, type Group, type Line, type Member } from './line.js';
+import { join, lineOf, releaseLine, type Group, type Line, type Member } from './line.js';
 
 /** Prepared record statements kept (LRU); see stmt(). */
 export const STATEMENT_CACHE_SIZE = 200;
@@ -302,7 +302,10 @@ export class SqliteDriver implements Driver {
   async close(): Promise<void> {
     await this.enqueue(() => {
       this.statements.clear();
-      if (this.db.open) this.db.close();
+      if (this.db.open) {
+        this.db.close();
+        releaseLine(this.line);
+      }
     });
   }
 

@@ -19,6 +19,9 @@ export interface Line {
   committedThisTurn: boolean;
   /** performance.now() before which no group collects (a wait nobody used). */
   quietUntil: number;
+  /** Connections open on it: the line is forgotten when the last one closes. */
+  users: number;
+  readonly key: string;
 }
 
 /** A write waiting to run in a group (SqliteDriver.transaction). */
@@ -41,13 +44,30 @@ export function join<T>(group: Group, fn: (tx: Executor) => Promise<T>): Promise
 }
 
 const lines = new Map<string, Line>();
+let memoryDatabases = 0;
 
+/** The line of a file, for a connection opening it; `releaseLine` when it closes. */
 export function lineOf(path: string): Line {
-  const key = path === ':memory:' ? `:memory:${lines.size}` : resolve(path);
+  // Each ':memory:' connection is a database of its own, so it gets a line of its own.
+  const key = path === ':memory:' ? `:memory:${++memoryDatabases}` : resolve(path);
   let line = lines.get(key);
   if (!line) {
-    line = { queue: Promise.resolve(), pending: 0, open: null, committedThisTurn: false, quietUntil: 0 };
+    line = { queue: Promise.resolve(), pending: 0, open: null, committedThisTurn: false, quietUntil: 0, users: 0, key };
     lines.set(key, line);
   }
+  line.users++;
   return line;
+}
+
+/**
+ * A connection closed (after its queue drained). A process that opens and closes many
+ * stores (tests, `dev` restarting on a new data folder) keeps no line of a closed file.
+ */
+export function releaseLine(line: Line): void {
+  if (--line.users === 0 && lines.get(line.key) === line) lines.delete(line.key);
+}
+
+/** Lines held now (tests check closed stores leave none behind). */
+export function openLines(): number {
+  return lines.size;
 }
