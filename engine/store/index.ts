@@ -19,7 +19,6 @@ export type { Store } from './types.js';
 export type { Backend } from './port.js';
 export { STATEMENT_CACHE_SIZE } from './sqlite/driver.js';
 /** Rules the routes apply before calling the store. */
-export { requireKeyRole } from './sql/keys.js';
 export { viewNotFound } from './sql/views.js';
 export { roleNotFound } from './sql/roles.js';
 

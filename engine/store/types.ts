@@ -15,6 +15,9 @@ export { BUILTIN_ROLES, type BuiltinRole } from '../model/roles.js';
 export { SCOPES, type KeyOut, type Scope } from '../model/keys.js';
 import type { KeyOut, Scope } from '../model/keys.js';
 
+/** Refuses (throws) a key the caller may not create or revoke; sees its role and scopes. */
+export type KeyGuard = (key: { role: string; scopes: Scope[] | null }) => void;
+
 /** The authenticated caller a route acts for. */
 export interface Actor {
   keyId: string;
@@ -138,10 +141,16 @@ export interface Store {
 
   // --- keys
   /** The secret is returned once and stored only as a hash. */
-  createKey(input: { name: string; role: string; scopes?: Scope[] | null }): Promise<{ key: KeyOut; secret: string }>;
+  /**
+   * `authorize` runs in the write transaction once the role is known to exist (an unknown
+   * role is 404 before any 403) and may refuse by throwing: the caller's rights are weighed
+   * against what is written, with nothing changing in between.
+   */
+  createKey(input: { name: string; role: string; scopes?: Scope[] | null }, authorize?: KeyGuard): Promise<{ key: KeyOut; secret: string }>;
   listKeys(): Promise<KeyOut[]>;
   /** Revoking the last active owner key → 400 SCHEMA_VALIDATION_FAILED. */
-  revokeKey(id: string): Promise<void>;
+  /** `authorize` sees the stored key in the revoking transaction (not called for an unknown id: 404). */
+  revokeKey(id: string, authorize?: KeyGuard): Promise<void>;
   /** Constant-time comparison of the hash; null for unknown or revoked. */
   authenticate(secret: string): Promise<Actor | null>;
   countActiveKeys(): Promise<number>;

@@ -1,7 +1,6 @@
-import { isBuiltinRole } from '../../model/roles.js';
 import type { FastifyInstance } from 'fastify';
 import type { ViewDecl } from '../../model/declaration.js';
-import { requireKeyRole, viewNotFound } from '../../store/index.js';
+import { viewNotFound } from '../../store/index.js';
 import type { Scope } from '../../store/types.js';
 import { actorOf, type RouteDeps } from '../context.js';
 import { ok } from '../envelope.js';
@@ -15,14 +14,11 @@ export async function adminRoutes(app: FastifyInstance, { store, authCache }: Ro
     { schema: s.createKeySchema, config: { action: 'keys:manage' } },
     async (request, reply) => {
       const actor = actorOf(request);
-      // A built-in role needs no lookup; a custom one must exist (read before the sync check).
-      const custom = isBuiltinRole(request.body.role) ? undefined : await store.findRole(request.body.role);
-      requireKeyRole(request.body.role, () => custom !== undefined);
       // The answer carries the scopes actually stored, so a caller who asked for none sees
       // that its new key inherited the creator's limits rather than being unlimited.
       const scopes = scopesToGrant(actor, request.body.scopes);
-      requireWithinRights(actor, { role: request.body.role, scopes });
-      const { key, secret } = await store.createKey({ name: request.body.name, role: request.body.role, scopes });
+      // The rights check runs in the store's transaction, after the role is known to exist.
+      const { key, secret } = await store.createKey({ name: request.body.name, role: request.body.role, scopes }, (k) => requireWithinRights(actor, k));
       reply.code(201);
       return ok({ ...key, secret });
     },
@@ -37,11 +33,10 @@ export async function adminRoutes(app: FastifyInstance, { store, authCache }: Ro
     '/keys/:id',
     { schema: s.revokeKeySchema, config: { action: 'keys:manage' } },
     async (request) => {
-      const target = (await store.listKeys()).find((k) => k.id === request.params.id);
-      // Only a key within the caller's own rights (the same rule as create); an unknown id
-      // is left to the store's answer.
-      if (target) requireWithinRights(actorOf(request), target);
-      await store.revokeKey(request.params.id);
+      // Only a key within the caller's own rights (the same rule as create), weighed in the
+      // revoking transaction against the stored key; an unknown id is the store's 404.
+      const actor = actorOf(request);
+      await store.revokeKey(request.params.id, (k) => requireWithinRights(actor, k));
       // A revoked key must stop working on the next request (contract.md §3).
       authCache?.clear();
       return ok({ id: request.params.id });

@@ -5,7 +5,7 @@ import { requireStoredValues } from '../../model/stored-values.js';
 import type { Executor } from '../port.js';
 import { now } from './time.js';
 import { BUILTIN_ROLES, isBuiltinRole } from '../../model/roles.js';
-import { SCOPES, type Actor, type KeyOut, type Scope } from '../types.js';
+import { SCOPES, type Actor, type KeyGuard, type KeyOut, type Scope } from '../types.js';
 
 /**
  * API keys (issue 3 "Auth"): the secret is `ssk_<keyId>_<32 random bytes base64url>`, shown
@@ -44,10 +44,10 @@ const fullRights = (scopes: readonly Scope[] | null): boolean => scopes === null
 
 /**
  * A key holds a built-in role or a custom one that exists (contract.md §3: "Keys may name a
- * custom role"). Exported so the keys route can answer an unknown role with this 404 before
- * it weighs whether the caller may grant that role (a 403 would hide the typo).
+ * custom role"). Checked before the caller's rights are weighed (Keys.create's `authorize`),
+ * so an unknown role is this 404, not a 403 that would hide the typo.
  */
-export function requireKeyRole(role: string, customExists: (name: string) => boolean): void {
+function requireKeyRole(role: string, customExists: (name: string) => boolean): void {
   if (!isBuiltinRole(role) && !customExists(role)) {
     throw new ServiceError('SCHEMA_ROLE_NOT_FOUND', `Role "${role}" does not exist (built-in roles: ${BUILTIN_ROLES.join(', ')}; custom roles: schemasync roles list)`);
   }
@@ -65,8 +65,9 @@ export async function bumpKeysVersion(tx: Executor): Promise<void> {
 /** `_ss_keys`: every function runs on the caller's executor (a write: its transaction). */
 export const Keys = {
   /** `customRoleExists`: the role was read in the same transaction (roles.ts findRole). */
-  async create(tx: Executor, input: { name: string; role: string; scopes?: Scope[] | null }, customRoleExists: boolean): Promise<{ key: KeyOut; secret: string }> {
+  async create(tx: Executor, input: { name: string; role: string; scopes?: Scope[] | null }, customRoleExists: boolean, authorize?: KeyGuard): Promise<{ key: KeyOut; secret: string }> {
     requireKeyRole(input.role, () => customRoleExists);
+    authorize?.({ role: input.role, scopes: input.scopes ?? null });
     requireStoredValues({ name: input.name });
     const scopes = input.scopes ?? null;
     const bad = (scopes ?? []).filter((s) => !(SCOPES as readonly string[]).includes(s));
@@ -98,9 +99,10 @@ export const Keys = {
    * active. Here BEGIN IMMEDIATE serialises them (one writer per file); a backend with
    * concurrent writers must read the owner keys under a lock or SERIALIZABLE (port.ts).
    */
-  async revoke(tx: Executor, id: string): Promise<void> {
+  async revoke(tx: Executor, id: string, authorize?: KeyGuard): Promise<void> {
     const key = await Keys.get(tx, id);
     if (!key) throw new ServiceError('SCHEMA_KEY_NOT_FOUND', `API key ${id} does not exist`);
+    authorize?.(key);
     if (key.revokedAt !== null) return;
     if (key.role === 'owner') {
       // The last-owner rule (issue 3 "Auth") keeps an owner able to do everything: a scoped

@@ -6,7 +6,7 @@ import { isBuiltinRole, type RoleDecl } from '../../model/roles.js';
 import type { Owner } from '../../model/stored.js';
 import type { Backend, Executor } from '../port.js';
 import type { RateCounter } from '../types.js';
-import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, PushOptions, Scope, SearchInput, Store } from '../types.js';
+import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, KeyGuard, PushOptions, Scope, SearchInput, Store } from '../types.js';
 import type { DataFacts, Violation } from '../../plan/facts.js';
 import type { Plan } from '../../plan/types.js';
 import { applyPlan } from './apply.js';
@@ -281,10 +281,10 @@ export class SqlStore implements Store {
   rememberIdempotent = (scope: string, key: string, bodyHash: string, answer: IdempotentAnswer) =>
     this.write((_core, tx) => this.shared.idempotency.remember(tx, scope, key, bodyHash, answer));
 
-  createKey = (input: { name: string; role: string; scopes?: Scope[] | null }) =>
-    this.write(async (_core, tx) => Keys.create(tx, input, !isBuiltinRole(input.role) && (await roles.findRole(tx, input.role)) !== undefined));
+  createKey = (input: { name: string; role: string; scopes?: Scope[] | null }, authorize?: KeyGuard) =>
+    this.write(async (_core, tx) => Keys.create(tx, input, !isBuiltinRole(input.role) && (await roles.findRole(tx, input.role)) !== undefined, authorize));
   listKeys = () => this.read((_core, ex) => Keys.list(ex));
-  revokeKey = (id: string) => this.write((_core, tx) => Keys.revoke(tx, id));
+  revokeKey = (id: string, authorize?: KeyGuard) => this.write((_core, tx) => Keys.revoke(tx, id, authorize));
   authenticate = async (secret: string) => {
     const found = await this.read((_core, ex) => Keys.authenticate(ex, secret));
     if (!found) return null;
