@@ -8,7 +8,7 @@ import {
   type ErrorCode,
   type FieldError,
 } from '../errors.js';
-import { isUnavailableStoreError } from '../store/open.js';
+import { storeErrorKind } from '../store/open.js';
 import { ajvErrorsToFieldErrors } from './validation.js';
 
 /**
@@ -147,7 +147,7 @@ export function toErrorBody(err: unknown, request: FastifyRequest): ErrorBody {
     // 413 body too large (PAYLOAD_TOO_LARGE), 414 a path segment past the router's limit…
     return frameworkErrorBody(fe.statusCode!, FRAMEWORK_MESSAGES[fe.code] ?? fe.message);
   }
-  if (isUnavailableStoreError(err)) {
+  if (storeErrorKind(err) === 'unavailable') {
     // The database is down or refusing connections (issue 15 "Bad input and faults"): a
     // masked 503, which clients retry; the process stays up and the pool reconnects.
     request.log.error({ err }, 'database unavailable');

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
-import { isUnwritableStoreError } from '../store/index.js';
+import { storeErrorKind } from '../store/open.js';
 import { openStoreAt, type StoreLocation } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import { createServer } from './app.js';
@@ -102,7 +102,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     store = await openStore({ path: join(dataDir, DATABASE_FILE), filesDir: join(dataDir, FILES_DIR), database: options.database });
   } catch (err) {
-    throw asDataFolderError(dataDir, err);
+    throw asDataFolderError(dataDir, err, options.database === undefined);
   }
   let app: FastifyInstance;
   try {
@@ -145,7 +145,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     }
   } catch (err) {
     await app.close().finally(() => store.close());
-    throw asDataFolderError(dataDir, err);
+    throw asDataFolderError(dataDir, err, options.database === undefined);
   }
 
   // Stopping: Fastify stops accepting and waits for in-flight requests; when the grace
@@ -197,18 +197,19 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
  * permission, a read-only file system or database, a file where a folder should be);
  * undefined for anything else (a corrupt or newer database), which is reported as it is.
  */
-function notWritableReason(err: unknown): string | undefined {
+function notWritableReason(err: unknown, onSqlite: boolean): string | undefined {
   const e = err as { code?: unknown; message?: unknown };
   if (typeof e?.code !== 'string' || typeof e.message !== 'string') return undefined;
   if (['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST', 'EISDIR'].includes(e.code)) return e.message;
-  // The store's backend says whether its own error is about writing (engine/store/port.ts).
-  if (isUnwritableStoreError(err)) return `${DATABASE_FILE}: ${e.message}`;
+  // The store's backend says whether its own error is about writing (engine/store/port.ts);
+  // only the SQLite file lives in the data folder (a PostgreSQL refusal is reported as it is).
+  if (onSqlite && storeErrorKind(err) === 'unwritable') return `${DATABASE_FILE}: ${e.message}`;
   return undefined;
 }
 
 /** `err` as a DataFolderError when it is about writing the data folder, else as it is. */
-function asDataFolderError(dataDir: string, err: unknown): unknown {
-  const reason = notWritableReason(err);
+function asDataFolderError(dataDir: string, err: unknown, onSqlite: boolean): unknown {
+  const reason = notWritableReason(err, onSqlite);
   return reason === undefined ? err : new DataFolderError(dataDir, reason, err);
 }
 

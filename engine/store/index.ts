@@ -5,7 +5,7 @@ import { openPostgresBackend } from './postgres/backend.js';
 import { openCore } from './sql/open.js';
 import { SqlStore, type FilesOptions } from './sql/store.js';
 import { openSearchIndexNow, sqliteBackend } from './sqlite/backend.js';
-import { classifySqliteError, type SqliteDriver } from './sqlite/driver.js';
+import type { SqliteDriver } from './sqlite/driver.js';
 import { maskDatabaseUrl } from './postgres/connect-error.js';
 import type { Store } from './types.js';
 
@@ -94,14 +94,6 @@ export async function openPostgresStore(options: {
     await backend.driver.close().catch(() => {});
     throw err;
   }
-}
-
-/**
- * Whether a failure to open the store is about writing where the data lives (permission,
- * read-only), classified by the backend so the server reads no vendor error code.
- */
-export function isUnwritableStoreError(err: unknown): boolean {
-  return classifySqliteError(err) === 'unwritable';
 }
 
 /** The files part of a store: bytes under `dir` (contract.md §3), none when `dir` is false. */

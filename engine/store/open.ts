@@ -1,6 +1,8 @@
 import { openPostgresStore, openStore } from './index.js';
 import { describeConnectFailure, parseDatabaseUrl, DatabaseUnavailableError } from './postgres/connect-error.js';
+import type { DbErrorKind } from './port.js';
 import { classifyPostgresError } from './postgres/driver.js';
+import { classifySqliteError } from './sqlite/driver.js';
 import type { Store } from './types.js';
 
 export { maskDatabaseUrl, parseDatabaseUrl } from './postgres/connect-error.js';
@@ -33,10 +35,14 @@ export async function openStoreAt(location: StoreLocation): Promise<Store> {
 }
 
 /**
- * Whether a failure means the database cannot be reached right now (down, restarting,
- * refusing connections): the server answers a masked 503 rather than a 500. Asked of the
- * backend's own classification, so the server reads no vendor error code.
+ * What a store's failure is, as its backend classifies it (engine/store/port.ts
+ * DbErrorKind), for the server, which reads no vendor error code: `unavailable` (the
+ * database is down or refusing connections) is a masked 503, `unwritable` (the data folder
+ * is read-only or not ours) is a data-folder message at start. This is the one place, beside
+ * `openStoreAt`, that knows every backend: an error is asked of each in turn, and the vendors'
+ * codes do not overlap (SQLite's are SQLITE_*, PostgreSQL's SQLSTATEs and socket errors).
  */
-export function isUnavailableStoreError(err: unknown): boolean {
-  return classifyPostgresError(err) === 'unavailable';
+export function storeErrorKind(err: unknown): DbErrorKind {
+  const sqlite = classifySqliteError(err);
+  return sqlite !== 'other' ? sqlite : classifyPostgresError(err);
 }
