@@ -170,9 +170,30 @@ describe('SQLite driver: group commit', () => {
   });
 
   it('stops waiting for joiners when nobody joins (a caller writing one at a time)', async () => {
+    // A group that collects waits for the end of the event loop's turn. A caller writing one
+    // record after another (a script, an import without concurrency) would pay that wait on
+    // every write if the driver kept collecting: here the turns that pass during 200 such
+    // writes are counted, by a setImmediate chain running beside them.
+    let turns = 0;
+    let counting = true;
+    const tick = (): void => {
+      turns++;
+      if (counting) setImmediate(tick);
+    };
+    setImmediate(tick);
     const before = driver.commits;
-    for (let i = 0; i < 200; i++) await driver.transaction(next(`w${i}`), GROUP);
+    for (let i = 0; i < 200; i++) {
+      await driver.transaction(next(`w${i}`), GROUP);
+      // Let the queue settle in this same turn (as a request's handler that answers and the
+      // next handler of the same turn would), so each write finds it idle after a COMMIT.
+      for (let m = 0; m < 5; m++) await Promise.resolve();
+    }
+    counting = false;
     expect(driver.commits - before).toBe(200);
     expect((await rows()).length).toBe(200);
+    // Waiting for joiners costs a turn per write (199 of them with the pause switched off);
+    // after a wait nobody used the driver stops collecting for QUIET_MS, so a few turns pass
+    // (one when the 200 writes fit in one pause; the bound leaves room for a slow machine).
+    expect(turns).toBeLessThan(50);
   });
 });
