@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -6,11 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../engine/store/index.js';
 import type { Actor, Store } from '../../engine/store/types.js';
-import { sqliteOnly } from '../support/backend.js';
 import { dealCalls, startDealServer } from './files-deal.js';
-import { blobCount as blobsUnder, expectError, type TestServer } from './helpers.js';
+import { blobCount as blobsUnder, expectError, openRawReader, openTempStore, type TestServer } from './helpers.js';
 
 /**
  * Files and documents under interleaving writes (issue 14: each invariant says how it holds
@@ -109,27 +106,31 @@ describe('randomised interleavings through the store', () => {
     fc.record({ kind: fc.constant('deleteRecord' as const), record: fc.nat(3) }),
   );
 
+  type Raw = Awaited<ReturnType<typeof openRawReader>>;
+  /** A list column: JSON text on SQLite, jsonb (parsed by pg) on PostgreSQL. */
+  const listOf = (v: string | string[] | null): string[] => (v === null ? [] : typeof v === 'string' ? (JSON.parse(v) as string[]) : v);
+
   /** Record values, document rows, file rows and bytes agree (contract.md §3: no orphans, no dangling ids). */
-  function checkAgreement(db: Database.Database, blobRoot: string): void {
-    const docs = db.prepare('SELECT id, record_id, attribute, file_id FROM _ss_documents').all() as { id: string; record_id: string; attribute: string; file_id: string }[];
+  async function checkAgreement(db: Raw, blobRoot: string): Promise<void> {
+    const docs = await db.all<{ id: string; record_id: string; attribute: string; file_id: string }>('SELECT id, record_id, attribute, file_id FROM _ss_documents');
     // Every id a record value holds, with its slot: a document held twice shows twice.
     const held: string[] = [];
-    for (const r of db.prepare('SELECT id, atts, one FROM r_deal').all() as { id: string; atts: string | null; one: string | null }[]) {
-      for (const id of r.atts === null ? [] : (JSON.parse(r.atts) as string[])) held.push(`${id} in ${r.id}.atts`);
+    for (const r of await db.all<{ id: string; atts: string | string[] | null; one: string | null }>('SELECT id, atts, one FROM r_deal')) {
+      for (const id of listOf(r.atts)) held.push(`${id} in ${r.id}.atts`);
       if (r.one !== null) held.push(`${r.one} in ${r.id}.one`);
     }
     expect(docs.map((d) => `${d.id} in ${d.record_id}.${d.attribute}`).sort()).toEqual(held.sort());
-    const files = db.prepare('SELECT id, sha256 FROM _ss_files').all() as { id: string; sha256: string }[];
+    const files = await db.all<{ id: string; sha256: string }>('SELECT id, sha256 FROM _ss_files');
     expect(new Set(files.map((f) => f.id))).toEqual(new Set(docs.map((d) => d.file_id)));
     expect(blobCount(blobRoot)).toBe(new Set(files.map((f) => f.sha256)).size);
   }
 
-  it.skipIf(sqliteOnly('opens a SQLite store of its own and reads its tables'))('concurrent rounds of uploads, moves, detaches and deletes keep values, rows and bytes in agreement', async () => {
+  it('concurrent rounds of uploads, moves, detaches and deletes keep values, rows and bytes in agreement', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.array(op, { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 6 }), async (rounds) => {
         const dir = mkdtempSync(join(tmpdir(), 'ss-files-race-'));
-        const store: Store = openStore({ path: join(dir, 'db.sqlite'), notice: () => undefined });
-        const db = new Database(join(dir, 'db.sqlite'));
+        const store: Store = await openTempStore(dir);
+        const db = await openRawReader(dir);
         try {
           await store.createObject({ name: 'deal', attributes: [{ name: 'atts', type: 'document', multiple: true }, { name: 'one', type: 'document' }] }, { kind: 'runtime' });
           const records: string[] = [];
@@ -157,10 +158,10 @@ describe('randomised interleavings through the store', () => {
           for (const round of rounds) {
             // Refusals (a full single-file slot, a document already gone, a record deleted meanwhile) are expected; partial writes are not.
             await Promise.allSettled(round.map(run));
-            checkAgreement(db, join(dir, 'files'));
+            await checkAgreement(db, join(dir, 'files'));
           }
         } finally {
-          db.close();
+          await db.close();
           await store.close();
           rmSync(dir, { recursive: true, force: true });
         }

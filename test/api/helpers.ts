@@ -1,4 +1,6 @@
+import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
 import { request } from 'node:http';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,6 +66,23 @@ export async function openTempStore(dataDir: string): Promise<Store> {
     postgresByDataDir.set(dataDir, url);
   }
   return openStoreAt({ path: join(dataDir, 'schemasync.db'), filesDir: join(dataDir, 'files'), database: url });
+}
+
+/**
+ * Reads the tables of the store `openTempStore(dataDir)` opened, with plain SQL and no store
+ * code in between (a test checks what was written, not what the store says it wrote). The
+ * statements must be valid on both backends; list columns come back as arrays on both
+ * (SQLite's JSON text is parsed).
+ */
+export async function openRawReader(dataDir: string): Promise<{ all<R>(sql: string): Promise<R[]>; close(): Promise<void> }> {
+  const url = postgresByDataDir.get(dataDir);
+  if (testBackend() === 'sqlite' || url === undefined) {
+    const db = new Database(join(dataDir, 'schemasync.db'), { readonly: true });
+    return { all: async <R>(sql: string) => db.prepare(sql).all() as R[], close: async () => void db.close() };
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return { all: async <R>(sql: string) => (await client.query(sql)).rows as R[], close: () => client.end() };
 }
 
 export async function startTestServer(
