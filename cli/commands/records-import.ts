@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { CliError } from '../errors.js';
 import { importRows, type ImportResult, type ImportSettings } from '../records/importer.js';
 import { readRows, type ImportFormat } from '../records/read.js';
+import { StoredCheck } from '../records/stored-check.js';
 import type { RowError } from '../records/shape.js';
 import { whileThrottled } from '../records/throttle.js';
 import { rowProgress, type ProgressBar } from '../render/progress.js';
@@ -56,6 +57,7 @@ export async function importRecords(ctx: RecordsContext, object: string, file: s
   const notes = { ignored: new Set<string>() };
   let shownRefusals = 0;
   const settings: ImportSettings = { object, batchSize, dryRun: o.dryRun === true, onError };
+  const stored = new StoredCheck(client, shape, say);
   const started = Date.now();
   let result: ImportResult | undefined;
   try {
@@ -78,6 +80,7 @@ export async function importRecords(ctx: RecordsContext, object: string, file: s
         notice: say,
         progress: (rows) => bar.update(rows),
       },
+      settings.dryRun ? (records) => stored.check(records) : undefined,
     );
   } catch (err) {
     bar.done();
@@ -115,7 +118,7 @@ function render(ctx: RecordsContext, object: string, file: string, r: ImportResu
   const lines: string[] = [];
   if (s.dryRun) {
     lines.push(`dry run: ${n(r.rows - r.refused)} of ${n(r.rows)} rows of ${source} would be imported into ${object}; ${n(r.refused)} refused. Nothing was written.`);
-    lines.push('  checked: types and constraints, required, unknown attributes, unique values repeated within the file; not checked without writing: unique values against stored records, relation and document ids exist.');
+    lines.push('  checked: types and constraints, required, unknown attributes, unique values (within the file and against stored records), relation ids exist; not checked without writing: document ids.');
   } else {
     const again = r.alreadyImported > 0 ? `; ${n(r.alreadyImported)} already imported by an earlier run (not written again)` : '';
     lines.push(`imported ${n(r.imported)} of ${n(r.rows)} rows of ${source} into ${object} in ${seconds.toFixed(1)} s (${n(rate)} rows/s, ${n(r.batches)} batches)${again}; ${n(r.refused)} refused.`);

@@ -42,6 +42,9 @@ export interface ImportEvents {
   progress(rowsRead: number): void;
 }
 
+/** Dry run: the rows of a batch (by index) the stored data would refuse (stored-check.ts). */
+export type BatchChecker = (records: Record<string, unknown>[]) => Promise<Map<number, RowError[]>>;
+
 /** Sends one batch (waiting out 429s); says whether the server replayed an earlier answer. */
 export type BatchSender = (records: Record<string, unknown>[], idempotencyKey: string, label: string) => Promise<{ replayed: boolean }>;
 
@@ -66,6 +69,7 @@ export async function importRows(
   send: BatchSender | undefined,
   settings: ImportSettings,
   events: ImportEvents,
+  check?: BatchChecker,
 ): Promise<ImportResult> {
   const result: ImportResult = { rows: 0, imported: 0, alreadyImported: 0, refused: 0, batches: 0, stopped: false, lastImportedLine: undefined };
   let chain = sha256(`schemasync records import v1\u0000${settings.object}`);
@@ -118,6 +122,13 @@ export async function importRows(
     }
   };
 
+  // Dry run: rows the file alone lets through are checked against the stored data a batch at
+  // a time, and the refused ones reported in line order within the batch.
+  const checkBatch = async (items: SourceRow[]): Promise<void> => {
+    const named = await check!(items.map((r) => r.values));
+    for (const i of [...named.keys()].sort((a, b) => a - b)) refuse(items[i]!, named.get(i)!);
+  };
+
   for await (const row of rows) {
     result.rows++;
     if ((result.rows & 255) === 0) events.progress(result.rows);
@@ -127,8 +138,15 @@ export async function importRows(
       if (result.stopped) break;
       continue;
     }
-    if (settings.dryRun) continue;
+    if (settings.dryRun && !check) continue;
     batch.push(row);
+    if (settings.dryRun) {
+      if (batch.length >= settings.batchSize) {
+        await checkBatch(batch);
+        batch = [];
+      }
+      continue;
+    }
     if (batch.length >= settings.batchSize) {
       await inflight;
       if (fatal !== undefined || result.stopped) break;
@@ -137,7 +155,8 @@ export async function importRows(
     }
   }
   await inflight;
-  if (fatal === undefined && !result.stopped && batch.length > 0) await flush(batch);
+  if (settings.dryRun && batch.length > 0) await checkBatch(batch);
+  else if (fatal === undefined && !result.stopped && batch.length > 0) await flush(batch);
   events.progress(result.rows);
   if (fatal !== undefined) throw fatal;
   return result;

@@ -249,4 +249,46 @@ describe('records import: bad input', () => {
     expect(r.stderr).toContain('line 4: title is required');
     expect(await countOf(s, 'target')).toBe(before);
   });
+
+  it('--dry-run also finds what the stored data would refuse: a unique value already stored, a relation id with no record', async () => {
+    const stored = await run(['records', 'create', 'target', '--set', 'title=stored-once', '--json']);
+    expect(stored.code).toBe(0);
+    const acme = JSON.parse((await run(['records', 'create', 'company', '--set', 'name=DryAcme', '--json'])).stdout) as { id: string };
+    const ghost = '00000000-0000-7000-8000-000000000000';
+    const before = await countOf(s, 'target');
+    writeFileSync(
+      join(cwd, 'dry-stored.ndjson'),
+      [
+        { title: 'stored-once' },
+        { title: 'fresh-1', company: acme.id, partners: [acme.id] },
+        { title: 'fresh-2', company: ghost },
+        { title: 'fresh-3', partners: [acme.id, ghost] },
+        { title: 'fresh-4' },
+      ].map((r) => JSON.stringify(r)).join('\n') + '\n',
+    );
+    // --batch 2: the checks run per batch, and a refusal is reported with its own line.
+    const r = await run(['records', 'import', 'target', 'dry-stored.ndjson', '--dry-run', '--batch', '2', '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ dryRun: true, rows: 5, imported: 0, refused: 3 });
+    expect(r.stderr).toContain('line 1: title must be unique: a stored record already has "stored-once"');
+    expect(r.stderr).toContain(`line 3: company: no company record "${ghost}"`);
+    expect(r.stderr).toContain(`line 4: partners: no company record "${ghost}"`);
+    expect(r.stderr).not.toMatch(/line [25]:/);
+    expect(await countOf(s, 'target')).toBe(before);
+    // What the dry run said is what the import then does: the same three rows are refused.
+    const real = await run(['records', 'import', 'target', 'dry-stored.ndjson', '--on-error', 'skip', '--json']);
+    expect(JSON.parse(real.stdout)).toMatchObject({ imported: 2, refused: 3 });
+  });
+
+  it('--dry-run says which stored check it could not make (a key that may not read the relation target)', async () => {
+    const role = { name: 'target_only', schema: 'read', permissions: [{ object: 'target', actions: ['read', 'create'] }] };
+    expect((await s.call('POST', '/roles', { body: role })).status).toBe(201);
+    const key = await s.keyFor('target_only');
+    writeFileSync(join(cwd, 'dry-blind.ndjson'), `${JSON.stringify({ title: 'blind-1', company: '00000000-0000-7000-8000-000000000001' })}\n`);
+    const r = await cli(s, ['records', 'import', 'target', 'dry-blind.ndjson', '--dry-run'], { cwd, key });
+    // Not refused on a guess: the check is skipped, and said to be.
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('dry run: relation company → company not checked against stored records (SCHEMA_FORBIDDEN)');
+    expect(r.stdout).toContain('dry run: 1 of 1 rows of dry-blind.ndjson would be imported into target; 0 refused.');
+  });
 });
