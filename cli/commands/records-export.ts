@@ -8,8 +8,8 @@ import type { RecordPage } from '../../engine/sdk/index.js';
 import { CliError } from '../errors.js';
 import { parseFilter } from '../records/query.js';
 import { whileThrottled } from '../records/throttle.js';
-import { formatOf } from './records-import.js';
-import { clientOf, shapeOf, type RecordsContext } from './records.js';
+import { formatOf } from '../records/read.js';
+import { clientOf, shapeOf, type RecordsContext } from '../records/context.js';
 
 
 /**

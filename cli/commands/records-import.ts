@@ -1,32 +1,19 @@
 import { createReadStream, createWriteStream, existsSync, statSync, type ReadStream, type WriteStream } from 'node:fs';
-import { extname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { CliError } from '../errors.js';
 import { importRows, type ImportResult, type ImportSettings } from '../records/importer.js';
-import { readRows, type ImportFormat } from '../records/read.js';
+import { formatOf, readRows } from '../records/read.js';
 import { StoredCheck } from '../records/stored-check.js';
 import type { RowError } from '../records/shape.js';
 import { whileThrottled } from '../records/throttle.js';
 import { rowProgress, type ProgressBar } from '../render/progress.js';
-import { clientOf, shapeOf, type RecordsContext } from './records.js';
+import { clientOf, shapeOf, type RecordsContext } from '../records/context.js';
 
 /** Refused rows printed on stderr before the rest are only counted (all go to --errors). */
 const SHOWN_REFUSALS = 20;
 /** bulk-create takes up to 10,000 records (engine/model/limits.ts MAX_BULK_WRITE). */
 const MAX_BATCH = 10_000;
-
-/** `.csv` → csv; `.ndjson`, `.jsonl`, `.json` → ndjson; otherwise --format must say. */
-export function formatOf(explicit: string | undefined, file: string | undefined): ImportFormat {
-  if (explicit !== undefined) {
-    if (explicit === 'csv' || explicit === 'ndjson') return explicit;
-    if (explicit === 'jsonl') return 'ndjson';
-    throw new CliError(`--format must be ndjson or csv, got '${explicit}'`);
-  }
-  const ext = file === undefined ? '' : extname(file).toLowerCase();
-  if (ext === '.csv') return 'csv';
-  if (ext === '.ndjson' || ext === '.jsonl' || ext === '.json') return 'ndjson';
-  throw new CliError(file === undefined || file === '-' ? 'Reading stdin: say which format it is with --format ndjson or --format csv' : `Cannot tell the format of ${file} from its extension: pass --format ndjson or --format csv`);
-}
 
 /**
  * `schemasync records import <object> <file|->` (contract.md §4, issue 17): prepare (the

@@ -1,37 +1,13 @@
 import { DEFAULT_PAGE, MAX_PAGE } from '../../engine/model/limits.js';
-import type { SchemaClient } from '../../engine/sdk/index.js';
 import type { RecordOut } from '../../engine/model/stored.js';
-import type { CommandContext, CommandRun } from '../context.js';
+import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
-import { clientFor } from '../instance.js';
 import { limitOf } from '../options.js';
-import { RecordShape } from '../records/shape.js';
+import { clientOf, shapeOf, type RecordsContext, type RecordsOptions } from '../records/context.js';
+import type { SchemaClient } from '../../engine/sdk/index.js';
 import { whileThrottled } from '../records/throttle.js';
 import { parseFilter, parseSort } from '../records/query.js';
 import { recordTable } from '../render/records.js';
-
-/** Every flag of `schemasync records …` (cli/main.ts); each action reads its own. */
-export interface RecordsOptions {
-  filter?: string;
-  sort?: string[];
-  limit?: string;
-  all?: boolean;
-  cursor?: string;
-  data?: string;
-  set?: string[];
-  ifMatch?: string;
-  readFirst?: boolean;
-  format?: string;
-  out?: string;
-  batch?: string;
-  dryRun?: boolean;
-  onError?: string;
-  errors?: string;
-  progress?: boolean;
-  force?: boolean;
-}
-
-export type RecordsContext = CommandContext<RecordsOptions>;
 
 const USAGE = 'schemasync records list|get|create|update|delete|import|export <object> …';
 
@@ -67,20 +43,6 @@ function need(value: string | undefined, message: string): string {
   if (!value) throw new CliError(message);
   return value;
 }
-
-/**
- * The instance, without this command's options: its `--data` is record values, not the
- * data folder that `--data` names for sync and plan (cli/instance.ts).
- */
-export function clientOf(ctx: RecordsContext): SchemaClient {
-  return clientFor({ cwd: ctx.cwd, global: ctx.global });
-}
-
-/** The object's attributes, read once (issue 17: `--set` is typed by the attribute). */
-export async function shapeOf(client: SchemaClient, object: string): Promise<RecordShape> {
-  return new RecordShape(await client.schema.getObject(object));
-}
-
 
 async function list(ctx: RecordsContext, object: string): Promise<number> {
   const client = clientOf(ctx);

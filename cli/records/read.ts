@@ -1,4 +1,5 @@
 import { parse as parseCsv, type CsvError } from 'csv-parse';
+import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { CliError } from '../errors.js';
@@ -20,6 +21,19 @@ export interface SourceRow {
 }
 
 export type ImportFormat = 'ndjson' | 'csv';
+
+/** `.csv` → csv; `.ndjson`, `.jsonl`, `.json` → ndjson; otherwise --format must say. */
+export function formatOf(explicit: string | undefined, file: string | undefined): ImportFormat {
+  if (explicit !== undefined) {
+    if (explicit === 'csv' || explicit === 'ndjson') return explicit;
+    if (explicit === 'jsonl') return 'ndjson';
+    throw new CliError(`--format must be ndjson or csv, got '${explicit}'`);
+  }
+  const ext = file === undefined ? '' : extname(file).toLowerCase();
+  if (ext === '.csv') return 'csv';
+  if (ext === '.ndjson' || ext === '.jsonl' || ext === '.json') return 'ndjson';
+  throw new CliError(file === undefined || file === '-' ? 'Reading stdin: say which format it is with --format ndjson or --format csv' : `Cannot tell the format of ${file} from its extension: pass --format ndjson or --format csv`);
+}
 
 /** What the reader noticed about the file as a whole, for one line each on stderr. */
 export interface ReadNotes {

@@ -2,7 +2,7 @@ import { isValidName, malformedName } from '../model/names.js';
 import { renamedFromStillDeclared } from '../model/renames.js';
 import { isBuiltinRole } from '../model/roles.js';
 import { isPlainObject, type Path } from './diagnostic.js';
-import { add, subject, unreadableNote, type RuleContext } from './rules.js';
+import { add, subject, unreadableNote, type RuleContext } from './rule-context.js';
 import { closest, suggestName } from './suggest.js';
 
 /**

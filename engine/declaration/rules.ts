@@ -5,7 +5,8 @@ import { attributeNameProblem, isValidName, malformedName, objectNameProblem } f
 import { renamedFromStillDeclared } from '../model/renames.js';
 import { parseSize } from '../model/sizes.js';
 import { isAttributeType, parseValue, typeDef } from '../model/types/registry.js';
-import { describePath, isPlainObject, type Diagnostic, type Path } from './diagnostic.js';
+import { isPlainObject, type Diagnostic, type Path } from './diagnostic.js';
+import { add, reported, subject, unreadableNote, type RuleContext } from './rule-context.js';
 import { checkRoles } from './role-rules.js';
 import { closest, suggestName } from './suggest.js';
 
@@ -15,42 +16,6 @@ import { closest, suggestName } from './suggest.js';
  * usable, after the schema, so one run reports everything; `skip` holds the paths the
  * schema already reported so nothing is said twice.
  */
-export interface RuleContext {
-  out: Diagnostic[];
-  skip: Set<string>;
-  /** Prepended when describing (validateAttributeInput uses ['attribute', name]). */
-  describeAs?: Path;
-  /**
-   * Declaration files that could not be read (syntax errors): any of them may declare an
-   * object another file refers to, so "not declared" is only a warning naming them.
-   */
-  unreadable?: readonly string[];
-  /**
-   * Objects the instance holds (the push route knows them; `validate` offline does not): a
-   * role permission may name one that this declaration does not (contract.md §2).
-   */
-  storedObjects?: ReadonlySet<string>;
-}
-
-/** ` (a.yaml could not be read and may declare it)`, or '' when every file was read. */
-export function unreadableNote(ctx: RuleContext): string {
-  const files = ctx.unreadable ?? [];
-  if (files.length === 0) return '';
-  return ` (${files.join(', ')} could not be read and may declare it)`;
-}
-
-const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
-const key = (path: Path): string => JSON.stringify(path);
-
-export function add(ctx: RuleContext, d: Diagnostic): void {
-  if (ctx.skip.has(key(d.path))) return;
-  ctx.out.push(d);
-}
-
-export function subject(ctx: RuleContext, path: Path): string {
-  return capital(describePath([...(ctx.describeAs ?? []), ...path]));
-}
-
 export function checkDeclarationRules(raw: Record<string, unknown>, ctx: RuleContext): void {
   const objects = isPlainObject(raw['objects']) ? raw['objects'] : {};
   const views = isPlainObject(raw['views']) ? raw['views'] : {};
@@ -251,17 +216,6 @@ function checkAttribute(attr: Record<string, unknown>, path: Path, ctx: RuleCont
       }
     }
   }
-}
-
-/**
- * Whether the schema already reported `path` or anything under it: `options: [1, 2]` is
- * reported at `options.0`, and a default checked against broken options would only echo it.
- */
-function reported(ctx: RuleContext, path: Path): boolean {
-  const exact = key(path);
-  const under = exact.slice(0, -1) + ',';
-  for (const k of ctx.skip) if (k === exact || k.startsWith(under)) return true;
-  return false;
 }
 
 /** For a select/multiselect default outside its options: the option it was meant to be. */

@@ -6,7 +6,8 @@ import { describeProblem, storedValueProblems } from '../model/stored-values.js'
 import { runSchema } from './ajv.js';
 import { translateAjvErrors } from './ajv-messages.js';
 import { describePath, hasErrors, isPlainObject, type Diagnostic, type Path, type ValidationResult } from './diagnostic.js';
-import { checkAttributes, checkDeclarationRules, type RuleContext } from './rules.js';
+import type { RuleContext } from './rule-context.js';
+import { checkAttributes, checkDeclarationRules } from './rules.js';
 import { suggestName } from './suggest.js';
 
 export type { Diagnostic, ValidationResult } from './diagnostic.js';

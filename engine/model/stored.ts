@@ -80,6 +80,13 @@ export interface StoredSource {
   declaration: Declaration;
 }
 
+/** GET /schema/sources/:id: the source and the names of what it owns now (contract.md §3). */
+export interface SourceOut extends StoredSource {
+  objects: string[];
+  views: string[];
+  roles: string[];
+}
+
 /** The record as every route returns it (contract.md §3). */
 export interface RecordOut {
   id: string;

@@ -2,7 +2,7 @@ import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
 import type { RoleDecl } from '../model/roles.js';
-import type { RecordOut, SourceHistoryEntry, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
+import type { RecordOut, SourceHistoryEntry, SourceOut, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
 import type { SearchHit } from '../model/search-hit.js';
 import type { KeyCreated, KeyOut, Scope } from '../model/keys.js';
 export type { KeyCreated, KeyOut, Scope };
@@ -129,8 +129,8 @@ export class SchemaApi {
 
 export class SourcesApi {
   constructor(private readonly t: Transport) {}
-  async get(id: string): Promise<StoredSource & { objects?: string[]; views?: string[]; roles?: string[] }> {
-    return (await this.t.request<StoredSource>('GET', `/schema/sources/${seg(id, 'Source id')}`)).data;
+  async get(id: string): Promise<SourceOut> {
+    return (await this.t.request<SourceOut>('GET', `/schema/sources/${seg(id, 'Source id')}`)).data;
   }
   /**
    * PUT /schema/sources/:id. A push is a whole-state replace, so repeating it is safe

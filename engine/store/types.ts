@@ -2,13 +2,11 @@ import type { SearchHit } from '../model/search-hit.js';
 import type { AttributePatch, AttributeSpec } from '../model/attribute.js';
 import type { Declaration, ViewDecl } from '../model/declaration.js';
 import type { Filter, SortSpec } from '../model/filter.js';
-import type { Owner, RecordOut, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
+import type { Owner, RecordOut, SourceHistoryEntry, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
 import type { RoleDecl, RoleGrants } from '../model/roles.js';
 import type { PushAnswer, PushChoices } from '../plan/push.js';
 import type { Readable } from 'node:stream';
 import type { DocumentOut, FileOut } from '../model/stored.js';
-import type { UploadInput } from './sql/file-rules.js';
-import type { HistoryPage, PushAuthor } from './sql/history.js';
 
 export { BUILTIN_ROLES, type BuiltinRole } from '../model/roles.js';
 
@@ -221,4 +219,30 @@ export interface FilesApi {
     input: UploadInput & { title?: string | undefined },
     actor: Actor,
   ): Promise<DocumentOut>;
+}
+
+/** Who pushed, as the source history keeps it. */
+export interface PushAuthor {
+  id: string;
+  name: string;
+}
+
+export interface HistoryPage {
+  entries: SourceHistoryEntry[];
+  nextCursor: string | null;
+}
+
+/** An upload as the files service takes it. */
+export interface UploadInput {
+  /** The name the client gave; kept as metadata only (never a path). */
+  name: string | undefined;
+  mimeType: string | undefined;
+  stream: Readable;
+  /**
+   * Awaited once the bytes are on disk and before anything is committed. The HTTP route
+   * reads the rest of the multipart body here: a refusal found after the file part (a
+   * second file) must leave no row and no bytes (contract.md §3, issue 5), and a `title`
+   * sent after the file part is known before the document row is written.
+   */
+  untilBodyEnds?: () => Promise<{ title?: string | undefined }>;
 }

@@ -3,7 +3,7 @@ import { ServiceError } from '../../errors.js';
 import { DEFAULT_MAX_FILE_SIZE, type AttributeSpec } from '../../model/attribute.js';
 import { titleProblem } from '../../model/file-names.js';
 import type { FileOut, StoredObject } from '../../model/stored.js';
-import type { Actor } from '../types.js';
+import type { Actor, UploadInput } from '../types.js';
 import { holdsDocuments } from '../../model/types/registry.js';
 
 /**
@@ -15,20 +15,6 @@ import { holdsDocuments } from '../../model/types/registry.js';
 
 /** POST /files has no attribute to limit it; a server-wide cap keeps the disk safe. */
 export const DEFAULT_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
-
-export interface UploadInput {
-  /** The name the client gave; kept as metadata only (never a path). */
-  name: string | undefined;
-  mimeType: string | undefined;
-  stream: Readable;
-  /**
-   * Awaited once the bytes are on disk and before anything is committed. The HTTP route
-   * reads the rest of the multipart body here: a refusal found after the file part (a
-   * second file) must leave no row and no bytes (contract.md §3, issue 5), and a `title`
-   * sent after the file part is known before the document row is written.
-   */
-  untilBodyEnds?: () => Promise<{ title?: string | undefined }>;
-}
 
 /** One document attribute of one record, with the value a record write gives it. */
 export interface DocumentSlot {

@@ -15,13 +15,12 @@ import {
   maxFileSize,
   nonBlank,
   sizeWords,
-  type UploadInput,
 } from './file-rules.js';
 import type { Executor } from '../port.js';
 import { readDocumentSlot, writeDocumentSlot, type SlotCodec } from './document-slots.js';
 import { Documents } from './documents.js';
 import { insertFile, renameFileRow, requireFile, deleteFileRow } from './files.js';
-import type { Actor, FilesApi } from '../types.js';
+import type { Actor, FilesApi, UploadInput } from '../types.js';
 
 /**
  * The file and document routes' operations (contract.md §3 "Files and documents") over the

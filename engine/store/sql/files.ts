@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { cleanFileName } from '../../model/file-names.js';
 import type { FileOut } from '../../model/stored.js';
-import { fileNotFound, normalizeMime, type UploadInput } from './file-rules.js';
+import { fileNotFound, normalizeMime } from './file-rules.js';
 import type { Executor } from '../port.js';
-import type { Actor } from '../types.js';
+import type { Actor, UploadInput } from '../types.js';
 import { now } from './time.js';
 
 /**

@@ -1,6 +1,7 @@
 import { ServiceError } from '../../errors.js';
 import { DEFAULT_PAGE } from '../../model/limits.js';
 import type { SourceHistoryEntry } from '../../model/stored.js';
+import type { HistoryPage, PushAuthor } from '../types.js';
 import type { Plan } from '../../plan/types.js';
 import type { Executor } from '../port.js';
 
@@ -11,18 +12,6 @@ import type { Executor } from '../port.js';
  * version that did not land. (source, version) is the key: two pushes cannot both write
  * version n because each plans, checks and applies under the one write lock.
  */
-export interface PushAuthor {
-  id: string;
-  name: string;
-}
-
-export type HistoryEntry = SourceHistoryEntry;
-
-export interface HistoryPage {
-  entries: HistoryEntry[];
-  nextCursor: string | null;
-}
-
 interface Row {
   version: number;
   applied_at: string;

@@ -2,30 +2,12 @@ import { api, seg } from './api.js';
 import { h, notice, replace } from './dom.js';
 import { objects } from './schema.js';
 import { button, errorNotice, link, pageHeading, table } from './ui.js';
-import type { View } from './types.js';
+import type { SourceHistoryEntry, SourceOut, View } from './types.js';
 
 /**
  * Schema sources (contract.md §3): the declaration last pushed and its history. The API
  * has no list of sources, so the list is every source that owns an object or a view.
  */
-interface SourceOut {
-  id: string;
-  version: number;
-  appliedAt: string | null;
-  declaration: unknown;
-  objects: string[];
-  views: string[];
-}
-
-interface HistoryEntry {
-  version: number;
-  appliedAt: string;
-  planHash?: string;
-  key?: { id: string; name: string } | null;
-  steps?: { create: number; change: number; drop: number };
-  destructive?: string[];
-}
-
 export async function sourcesPage(main: HTMLElement): Promise<void> {
   const [list, views] = await Promise.all([objects(), api<View[]>('GET', '/views').then((r) => r.data).catch(() => [] as View[])]);
   const ids = [...new Set([...list, ...views].filter((x) => x.owner.kind === 'source' && x.owner.id).map((x) => x.owner.id!))].sort();
@@ -69,7 +51,7 @@ export async function sourcePage(main: HTMLElement, [id = '']: string[]): Promis
 async function loadHistory(id: string, into: HTMLElement, cursor: string | null): Promise<void> {
   try {
     const qs = cursor ? `?cursor=${encodeURIComponent(cursor)}` : '';
-    const answer = await api<HistoryEntry[]>('GET', `/schema/sources/${seg(id)}/history${qs}`);
+    const answer = await api<SourceHistoryEntry[]>('GET', `/schema/sources/${seg(id)}/history${qs}`);
     const next = answer.page?.nextCursor ?? null;
     into.append(
       table(
