@@ -93,8 +93,5 @@ export const ALL_ATTRIBUTE_FIELDS = [
 
 export type AttributeField = (typeof ALL_ATTRIBUTE_FIELDS)[number];
 
-/** The system attributes' specs; their one definition is engine/model/names.ts (re-exported for the store). */
-export { SYSTEM_SPECS } from './names.js';
-
 /** Default maxFileSize of a document attribute that gives none (contract.md §2). */
 export const DEFAULT_MAX_FILE_SIZE = 25 * 1024 * 1024;

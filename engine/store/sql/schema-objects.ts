@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../../errors.js';
-import { SYSTEM_SPECS, type AttributeSpec } from '../../model/attribute.js';
+import type { AttributeSpec } from '../../model/attribute.js';
+import { SYSTEM_SPECS } from '../../model/names.js';
 import { objectNameProblem } from '../../model/names.js';
 import type { Owner, StoredObject } from '../../model/stored.js';
 import type { Executor } from '../port.js';
