@@ -149,7 +149,11 @@ async function load(targets, seconds) {
  * say why throughput moves (a rollback is a refused or retried transaction).
  */
 async function creates(label, targets, countRows, stats) {
-  await load(targets, 2); // warm-up: JIT, statement caches, pools
+  // Warm-up (JIT, statement caches, pools), 2 s per process: each process then has seen as
+  // many requests as the one of the 1-process run. With a fixed 2 s, 4 processes ran the
+  // measured seconds half-optimised (node CPU per create, loaded 2-core machine: 1,269 µs
+  // after 2 s of warm-up, 663 µs after 12 s; one process: 290–315 µs).
+  await load(targets, 2 * targets.length);
   const before = countRows ? await countRows() : 0;
   const statsBefore = stats ? await stats() : undefined;
   const r = await load(targets, DURATION);
