@@ -67,6 +67,26 @@ describe('RecentRead', () => {
     expect(s.reads()).toBe(2);
   });
 
+  it('forgetAfter forgets once the write has settled, whether it committed or failed', async () => {
+    const s = setup();
+    const first = s.recent.get();
+    s.answer();
+    await first;
+    let finish!: () => void;
+    const write = s.recent.forgetAfter(new Promise<void>((r) => (finish = r)));
+    // Still in flight: the read from before it is reused.
+    expect(await Promise.race([s.recent.get(), Promise.resolve('pending')])).toBe(1);
+    expect(s.reads()).toBe(1);
+    finish();
+    await write;
+    void s.recent.get();
+    expect(s.reads()).toBe(2);
+    await expect(s.recent.forgetAfter(Promise.reject(new Error('refused')))).rejects.toThrow('refused');
+    void s.recent.get();
+    expect(s.reads()).toBe(3);
+    s.answer();
+  });
+
   it('does not keep a failed read', async () => {
     let fail = true;
     let reads = 0;

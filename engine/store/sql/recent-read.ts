@@ -33,4 +33,13 @@ export class RecentRead<T> {
   forget(): void {
     this.last = undefined;
   }
+
+  /** `write` may change the value: once it has settled (committed or not), `forget`. */
+  async forgetAfter<T>(write: Promise<T>): Promise<T> {
+    try {
+      return await write;
+    } finally {
+      this.forget();
+    }
+  }
 }

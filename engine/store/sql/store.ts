@@ -202,18 +202,8 @@ export class SqlStore implements Store {
 
   transaction = <T>(fn: (tx: Store) => Promise<T>): Promise<T> => this.keysMayChange(this.write((core, tx) => fn(this.bound(core, tx))));
 
-  /**
-   * After a write that may change what a key is (a revoke, a push renaming a role, any
-   * `transaction` body), once it has settled: this process's next request reads the keys
-   * version again, so its own changes count at once (other processes: within the max age).
-   */
-  private async keysMayChange<T>(write: Promise<T>): Promise<T> {
-    try {
-      return await write;
-    } finally {
-      this.shared.keysVersion?.forget();
-    }
-  }
+  /** A write that may change what a key is (a revoke, a role renamed by a push, any `transaction`): its own process reads the keys version again after it. */
+  private keysMayChange = <T>(write: Promise<T>): Promise<T> => this.shared.keysVersion?.forgetAfter(write) ?? write;
 
   // ------------------------------------------------------------------ schema
 
