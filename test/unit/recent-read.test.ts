@@ -25,22 +25,24 @@ describe('RecentRead', () => {
       set: (v: number) => void (value = v),
       tick: (ms: number) => void (clock += ms),
       answer: () => pending.splice(0).forEach((f) => f()),
+      /** `get`, with any read it sends answered at once. */
+      getNow(): Promise<number> {
+        const value = recent.get();
+        pending.splice(0).forEach((f) => f());
+        return value;
+      },
     };
   };
 
   it('reuses a read for at most its max age, counted from when the read was sent', async () => {
     const s = setup();
-    const first = s.recent.get();
-    s.answer();
-    expect(await first).toBe(1);
+    expect(await s.getNow()).toBe(1);
     s.set(2); // committed elsewhere after the read was sent
     s.tick(500);
     expect(await s.recent.get()).toBe(1);
     expect(s.reads()).toBe(1);
     s.tick(1);
-    const fresh = s.recent.get();
-    s.answer();
-    expect(await fresh).toBe(2);
+    expect(await s.getNow()).toBe(2);
     expect(s.reads()).toBe(2);
   });
 
@@ -56,22 +58,16 @@ describe('RecentRead', () => {
 
   it('forget makes the next call read again (a change made through this process counts at once)', async () => {
     const s = setup();
-    const first = s.recent.get();
-    s.answer();
-    await first;
+    await s.getNow();
     s.set(7);
     s.recent.forget();
-    const next = s.recent.get();
-    s.answer();
-    expect(await next).toBe(7);
+    expect(await s.getNow()).toBe(7);
     expect(s.reads()).toBe(2);
   });
 
   it('forgetAfter forgets once the write has settled, whether it committed or failed', async () => {
     const s = setup();
-    const first = s.recent.get();
-    s.answer();
-    await first;
+    await s.getNow();
     let finish!: () => void;
     const write = s.recent.forgetAfter(new Promise<void>((r) => (finish = r)));
     // Still in flight: the read from before it is reused.
