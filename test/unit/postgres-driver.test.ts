@@ -236,6 +236,21 @@ describe('PostgresDriver: the opening read rides on BEGIN', () => {
     expect(await driver.snapshot((ex) => ex.get(OPENING))).toEqual({ value: '2' });
   });
 
+  it('an opening read that fails leaves the connection clean for the next transaction (no aborted transaction left open)', async () => {
+    await t.driver.exec('CREATE TABLE flag (x int)');
+    // Division by zero while `flag` is empty: BEGIN has run, the read after it fails.
+    const picky = new PostgresDriver({ url: t.db.url, max: 1, opening: 'SELECT 1 / (SELECT count(*) FROM flag)::int AS one' });
+    try {
+      await expect(picky.transaction((tx) => tx.get('SELECT 1 AS x'))).rejects.toMatchObject({ code: '22012' });
+      await t.driver.run('INSERT INTO flag VALUES (1)');
+      // The pool's one connection again: it must not still be inside the failed transaction.
+      expect(await picky.transaction((tx) => tx.get('SELECT count(*) AS n FROM flag'))).toEqual({ n: 1 });
+      expect(await picky.get('SELECT count(*) AS n FROM flag')).toEqual({ n: 1 });
+    } finally {
+      await picky.close();
+    }
+  });
+
   it('on a database without the table yet (the setup transaction on first start), begins without the read', async () => {
     const fresh = new PostgresDriver({ url: t.db.url, max: 1, opening: 'SELECT value FROM not_yet WHERE key = 1' });
     try {

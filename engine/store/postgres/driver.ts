@@ -207,8 +207,15 @@ export class PostgresDriver implements Driver {
       const results = (await client.query(`${begin}; ${opening}`)) as unknown as pg.QueryResult[];
       return { sql: opening, rows: results[1]?.rows ?? [] };
     } catch (err) {
+      // BEGIN ran and the read failed: the connection is inside an aborted transaction, which
+      // must end here (`once` rolls back only what `fn` began). A failing ROLLBACK means the
+      // connection is gone: the read's own error is the one to report.
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        throw err;
+      }
       if (sqlState(err) !== '42P01') throw err;
-      await client.query('ROLLBACK');
       await client.query(begin);
       return undefined;
     }
