@@ -27,11 +27,14 @@ const KEY_SHAPE = /^[A-Za-z0-9_\-.]{8,200}$/;
 /**
  * Successful authentications, remembered briefly: looking a key up costs a query and a
  * hash per request, the largest fixed cost of a small write (test/bench/server.bench.mjs).
- * Revocation is seen at once, by every process sharing the database: each request first
- * reads the store's keys version (one row, bumped in the revoke's transaction) and a cache
- * that saw another version forgets everything (issue 21). A revoke committed before this
- * read is therefore honoured; a request already past it when the revoke commits may still
- * finish, as it would have without the cache. Only keys that passed are kept, and the map
+ * Revocation is seen by every process sharing the database: each request first asks the
+ * store's keys version (one row, bumped in the revoke's transaction) and a cache that saw
+ * another version forgets everything. On SQLite the version is read for every request, so
+ * a revoke is honoured by the very next one (issue 21); on PostgreSQL the store reuses a
+ * read for up to Backend.keysVersionMaxAgeMs (500 ms), so a revoke through another process
+ * is honoured within that (issue 15: within a second), one through this process at once
+ * (the store reads again after its own key writes). A request already past the check when
+ * the revoke commits may still finish, as it would have without the cache. Only keys that passed are kept, and the map
  * is bounded, so random keys cannot grow it; TTL_MS still bounds how long a key changed
  * any other way (a role edited in the database) is remembered.
  */

@@ -272,6 +272,14 @@ export interface Backend {
    */
   catalogToken(ex: Executor): Promise<unknown>;
   /**
+   * How long a process may reuse the keys version it read (Store.keysVersion, which every
+   * authenticated request asks): 0 or absent, never (SQLite: a revoke through another
+   * process on the same data folder is refused on the very next request, issue 21). A
+   * backend where that read costs round trips to a server may say up to 1,000 ms: issue 15
+   * bounds it ("a revoked key stops working on every process within a second").
+   */
+  readonly keysVersionMaxAgeMs?: number;
+  /**
    * Rate-limit counts kept in the database, for a backend any number of processes share
    * (contract.md §8); absent when one process owns the data (SQLite: the server counts in memory).
    */

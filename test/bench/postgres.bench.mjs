@@ -12,7 +12,7 @@ import autocannon from 'autocannon';
 import { fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
@@ -44,13 +44,19 @@ const declaration = {
 if (process.argv[2] === 'bare') await bare(process.argv[3]);
 else await main();
 
-/** The test suite's cluster starter (TypeScript), transpiled for this plain Node process. */
+/**
+ * The test suite's cluster starter (TypeScript), transpiled for this plain Node process, with
+ * the module it imports beside it (as .mjs: the temp folder has no package.json saying ESM).
+ */
 async function loadHarness(work) {
-  const source = readFileSync(join(root, 'test', 'support', 'postgres.ts'), 'utf8');
-  const out = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
-  const file = join(work, 'postgres-harness.mjs');
-  writeFileSync(file, out.outputText);
-  return import(file);
+  const transpile = (name, as) => {
+    const source = readFileSync(join(root, 'test', 'support', `${name}.ts`), 'utf8').replace("from './port.js'", "from './port.mjs'");
+    const out = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+    writeFileSync(join(work, as), out.outputText);
+  };
+  transpile('port', 'port.mjs');
+  transpile('postgres', 'postgres-harness.mjs');
+  return import(join(work, 'postgres-harness.mjs'));
 }
 
 /** The baseline: Fastify and a pg pool, the same columns and unique index, no validation. */
@@ -138,12 +144,26 @@ async function load(targets, seconds) {
   return { ok: sum('2xx'), non2xx: sum('non2xx'), errors: sum('errors'), p50: Math.max(...results.map((r) => r.latency.p50)), p99: Math.max(...results.map((r) => r.latency.p99)) };
 }
 
-async function creates(label, targets, countRows) {
-  await load(targets, 2); // warm-up: JIT, statement caches, pools
+/**
+ * `stats` (optional): the database's transaction counters, read around the measured run, to
+ * say why throughput moves (a rollback is a refused or retried transaction).
+ */
+async function creates(label, targets, countRows, stats) {
+  // Warm-up (JIT, statement caches, pools), 2 s per process: each process then has seen as
+  // many requests as the one of the 1-process run. With a fixed 2 s, 4 processes ran the
+  // measured seconds half-optimised (node CPU per create, loaded 2-core machine: 1,269 µs
+  // after 2 s of warm-up, 663 µs after 12 s; one process: 290–315 µs).
+  await load(targets, 2 * targets.length);
   const before = countRows ? await countRows() : 0;
+  const statsBefore = stats ? await stats() : undefined;
   const r = await load(targets, DURATION);
   const rps = r.ok / DURATION;
   console.log(`${label.padEnd(28)} ${rps.toFixed(0).padStart(6)} creates/s  p50 ${r.p50} ms  p99 ${r.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}`);
+  if (stats) {
+    const after = await stats();
+    const per = (k) => ((after[k] - statsBefore[k]) / Math.max(1, r.ok)).toFixed(2);
+    console.log(`${''.padEnd(28)} per 201: ${per('commits')} commits, ${per('rollbacks')} rollbacks (retries), ${per('conflicts')} recovery conflicts`);
+  }
   if (r.non2xx > 0) throw new Error(`${label}: ${r.non2xx} non-2xx answers`);
   if (countRows) {
     const stored = (await countRows()) - before;
@@ -191,9 +211,15 @@ async function main() {
       await c.end();
     }
   };
+  // PostgreSQL publishes a backend's counters at most once a second: wait for them to settle.
+  const dbStats = (name) => async () => {
+    await new Promise((r) => setTimeout(r, 1_500));
+    const row = (await admin.query('SELECT xact_commit, xact_rollback, conflicts FROM pg_stat_database WHERE datname = $1', [name])).rows[0];
+    return { commits: Number(row.xact_commit), rollbacks: Number(row.xact_rollback), conflicts: Number(row.conflicts) };
+  };
   const stops = [];
   try {
-    console.log(`single-record create over HTTP, ${CONNECTIONS} connections, ${DURATION} s each; PostgreSQL on 127.0.0.1:${cluster.port}`);
+    console.log(`single-record create over HTTP, ${CONNECTIONS} connections, ${DURATION} s each; PostgreSQL on 127.0.0.1:${cluster.port}; load average ${loadavg()[0].toFixed(1)}`);
     const sqliteDir = join(work, 'sqlite');
     const sqlite = await startServe(sqliteDir);
     stops.push(sqlite.stop);
@@ -213,7 +239,7 @@ async function main() {
       const procs = [first, ...(await Promise.all(Array.from({ length: n - 1 }, () => startServe(dataDir, url))))];
       stops.push(...procs.map((p) => p.stop));
       await post(first, '/schema/sources/bench', declaration);
-      byProcesses[n] = await creates(`serve (PostgreSQL) × ${n}`, procs, counter(url));
+      byProcesses[n] = await creates(`serve (PostgreSQL) × ${n}`, procs, counter(url), dbStats(`ours${n}`));
       for (const p of procs) p.stop();
     }
 

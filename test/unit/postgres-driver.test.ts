@@ -1,9 +1,10 @@
 import pg from 'pg';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { classifyPostgresError, PostgresDriver } from '../../engine/store/postgres/driver.js';
 import { numberPlaceholders } from '../../engine/store/postgres/placeholders.js';
 import { usePostgresDriver } from '../support/postgres-db.js';
 import { startPostgres } from '../support/postgres.js';
+import { queriesDuring } from '../support/round-trips.js';
 
 describe('? → $n', () => {
   it('numbers placeholders and leaves literals, identifiers, comments and dollar quotes alone', () => {
@@ -195,6 +196,72 @@ describe('PostgresDriver when the database goes away', () => {
     } finally {
       await driver.close().catch(() => {});
       cluster.destroy();
+    }
+  });
+});
+
+describe('PostgresDriver: the opening read rides on BEGIN', () => {
+  const t = usePostgresDriver('opening', 2);
+  const OPENING = "SELECT value FROM meta WHERE key = 'token'";
+  let driver: PostgresDriver;
+  beforeAll(async () => {
+    await t.driver.exec("CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL); INSERT INTO meta VALUES ('token', '1')");
+    driver = new PostgresDriver({ url: t.db.url, max: 2, opening: OPENING });
+  });
+  afterAll(() => driver.close());
+
+  it('a transaction that starts with the opening read costs one round trip less: BEGIN and the read go together', async () => {
+    const sent = await queriesDuring(() =>
+      driver.transaction(async (tx) => {
+        expect(await tx.get(OPENING)).toEqual({ value: '1' });
+        await tx.run("UPDATE meta SET value = value WHERE key = 'token'");
+      }),
+    );
+    expect(sent).toHaveLength(3);
+    expect(sent[0]).toBe(`BEGIN ISOLATION LEVEL SERIALIZABLE; ${OPENING}`);
+    expect(sent.at(-1)).toBe('COMMIT');
+    const read = await queriesDuring(() => driver.snapshot((ex) => ex.get(OPENING)));
+    expect(read).toEqual([`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${OPENING}`, 'COMMIT']);
+  });
+
+  it("answers from the transaction's own snapshot, once: a commit made after BEGIN is not seen, and a second call reads again", async () => {
+    const seen = await driver.snapshot(async (ex) => {
+      // Another connection moves the token after this transaction began.
+      await t.driver.run("UPDATE meta SET value = '2' WHERE key = 'token'");
+      const first = await ex.get<{ value: string }>(OPENING);
+      const again = await queriesDuring(() => ex.get(OPENING));
+      return { first: first?.value, againSent: again.length };
+    });
+    expect(seen).toEqual({ first: '1', againSent: 1 });
+    expect(await driver.snapshot((ex) => ex.get(OPENING))).toEqual({ value: '2' });
+  });
+
+  it('an opening read that fails leaves the connection clean for the next transaction (no aborted transaction left open)', async () => {
+    await t.driver.exec('CREATE TABLE flag (x int)');
+    // Division by zero while `flag` is empty: BEGIN has run, the read after it fails.
+    const picky = new PostgresDriver({ url: t.db.url, max: 1, opening: 'SELECT 1 / (SELECT count(*) FROM flag)::int AS one' });
+    try {
+      await expect(picky.transaction((tx) => tx.get('SELECT 1 AS x'))).rejects.toMatchObject({ code: '22012' });
+      await t.driver.run('INSERT INTO flag VALUES (1)');
+      // The pool's one connection again: it must not still be inside the failed transaction.
+      expect(await picky.transaction((tx) => tx.get('SELECT count(*) AS n FROM flag'))).toEqual({ n: 1 });
+      expect(await picky.get('SELECT count(*) AS n FROM flag')).toEqual({ n: 1 });
+    } finally {
+      await picky.close();
+    }
+  });
+
+  it('on a database without the table yet (the setup transaction on first start), begins without the read', async () => {
+    const fresh = new PostgresDriver({ url: t.db.url, max: 1, opening: 'SELECT value FROM not_yet WHERE key = 1' });
+    try {
+      await fresh.transaction(async (tx) => {
+        await tx.exec('CREATE TABLE not_yet (key int PRIMARY KEY, value text)');
+        await tx.run("INSERT INTO not_yet VALUES (1, 'made')");
+      });
+      expect(await fresh.transaction((tx) => tx.get('SELECT value FROM not_yet WHERE key = 1'))).toEqual({ value: 'made' });
+    } finally {
+      await fresh.exec('DROP TABLE not_yet');
+      await fresh.close();
     }
   });
 });

@@ -119,12 +119,18 @@ describe('PostgreSQL full-text search', () => {
     });
     expect((await search('initech')).map((h) => [h.id, h.attribute])).toEqual([['c3', 'title']]);
     expect((await search('novem')).map((h) => [h.id, h.attribute])).toEqual([['c3', 'n']]);
+    // Inserts are indexed by a function of the object's own (fulltext.ts insertFunctionSql):
+    // a rename or a drop leaves none behind.
+    const insertFunctions = async () => (await d.all<{ f: string }>("SELECT proname AS f FROM pg_proc WHERE proname LIKE '\\_ss\\_search\\_ins\\_%' ORDER BY 1")).map((r) => r.f);
+    const before = await insertFunctions();
     await d.transaction(async (tx) => {
       await postgresDdl.renameRecordTable(tx, 'company', 'firm');
       company = object('firm', company.attributes);
       await fts.afterObjectRename(tx, 'company', company);
     });
     expect((await search('initech')).map((h) => h.object)).toEqual(['firm']);
+    expect(await insertFunctions()).toHaveLength(before.length);
+    expect(await insertFunctions()).not.toEqual(before);
     await insert('firm', 'c4', { title: 'Initrode' });
     expect((await search('initr')).map((h) => [h.object, h.id])).toEqual([['firm', 'c4']]);
     // Drop the indexed column: the DROP is not blocked by the trigger, entries go.
@@ -144,6 +150,7 @@ describe('PostgreSQL full-text search', () => {
     expect(await search('quarter')).toEqual([]);
     await d.transaction((tx) => fts.dropObject(tx, 'firm'));
     expect(await search('saas')).toEqual([]);
+    expect(await insertFunctions()).toHaveLength(before.length - 1);
   });
 
   it('cuts a long text around the match, saying so with …', async () => {

@@ -16,6 +16,18 @@ export interface PostgresDriverOptions {
   max?: number;
   /** Called when an idle connection fails (the database went away); the pool replaces it. */
   onIdleError?: (err: Error) => void;
+  /**
+   * A parameterless read every transaction starts with (the store's catalog token): sent in
+   * the same round trip as BEGIN, its rows answer the transaction's first call of exactly
+   * this statement. See `begin`.
+   */
+  opening?: string;
+}
+
+/** What BEGIN's round trip already read: the rows of `PostgresDriverOptions.opening`. */
+interface Opened {
+  sql: string;
+  rows: unknown[];
 }
 
 /**
@@ -61,8 +73,10 @@ export class PostgresDriver implements Driver {
   private readonly sqlText = new PlaceholderCache();
   /** Lone statements: each on whichever pooled connection is free, autocommitted. */
   private readonly direct: Executor;
+  private readonly opening: string | undefined;
 
   constructor(options: PostgresDriverOptions) {
+    this.opening = options.opening;
     this.pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10, types, connectionTimeoutMillis: 10_000, application_name: 'schemasync' });
     const onIdle = options.onIdleError ?? (() => {});
     this.pool.on('error', (err) => onIdle(err));
@@ -73,11 +87,22 @@ export class PostgresDriver implements Driver {
     return this.sqlText.get(text);
   }
 
-  private over(q: pg.Pool | pg.PoolClient): Executor {
+  private over(q: pg.Pool | pg.PoolClient, opened?: Opened): Executor {
     const run = async (sql: string, params: readonly Param[] = []) => ({ changes: (await q.query(this.sql(sql), params as unknown[])).rowCount ?? 0 });
+    // The opening's rows answer its first call, once: a second call reads again (the
+    // transaction may have changed the row since).
+    let pre = opened;
+    const rows = async (sql: string, params: readonly Param[]): Promise<unknown[]> => {
+      if (pre !== undefined && sql === pre.sql && params.length === 0) {
+        const answer = pre.rows;
+        pre = undefined;
+        return answer;
+      }
+      return (await q.query(this.sql(sql), params as unknown[])).rows;
+    };
     return {
-      all: async <R>(sql: string, params: readonly Param[] = []) => (await q.query(this.sql(sql), params as unknown[])).rows as R[],
-      get: async <R>(sql: string, params: readonly Param[] = []) => (await q.query(this.sql(sql), params as unknown[])).rows[0] as R | undefined,
+      all: async <R>(sql: string, params: readonly Param[] = []) => (await rows(sql, params)) as R[],
+      get: async <R>(sql: string, params: readonly Param[] = []) => (await rows(sql, params))[0] as R | undefined,
       run,
       exec: async (sql: string) => void (await q.query(sql)),
       runBatch: async (sql: string, rows: Iterable<readonly Param[]>) => {
@@ -139,9 +164,9 @@ export class PostgresDriver implements Driver {
     const onError = (err: Error): void => void (broken = err);
     client.on('error', onError);
     try {
-      await client.query(begin);
+      const opened = await this.begin(client, begin);
       try {
-        const out = await fn(this.over(client));
+        const out = await fn(this.over(client, opened));
         await client.query('COMMIT');
         return out;
       } catch (err) {
@@ -161,6 +186,38 @@ export class PostgresDriver implements Driver {
       client.off('error', onError);
       // A broken connection is destroyed, not returned to the pool.
       client.release(broken);
+    }
+  }
+
+  /**
+   * BEGIN, and the opening read in the same round trip (one simple-protocol query of two
+   * statements: the transaction stays open after it, and its snapshot is taken by the read,
+   * so the catalog token is read inside the very transaction that does the work, as
+   * engine/store/sql/catalog.ts requires). On a database not set up yet (the setup
+   * transaction on first start creates `_ss_meta`) the read fails with undefined_table: that
+   * one transaction begins again without it.
+   */
+  private async begin(client: pg.PoolClient, begin: string): Promise<Opened | undefined> {
+    const opening = this.opening;
+    if (opening === undefined) {
+      await client.query(begin);
+      return undefined;
+    }
+    try {
+      const results = (await client.query(`${begin}; ${opening}`)) as unknown as pg.QueryResult[];
+      return { sql: opening, rows: results[1]?.rows ?? [] };
+    } catch (err) {
+      // BEGIN ran and the read failed: the connection is inside an aborted transaction, which
+      // must end here (`once` rolls back only what `fn` began). A failing ROLLBACK means the
+      // connection is gone: the read's own error is the one to report.
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        throw err;
+      }
+      if (sqlState(err) !== '42P01') throw err;
+      await client.query(begin);
+      return undefined;
     }
   }
 

@@ -169,8 +169,11 @@ export async function setupDatabase(tx: Executor, upTo: number = LAYOUT_VERSION)
   return { from: current, to: Math.max(current, upTo) };
 }
 
+/** The catalog token's read: every transaction opens with it (driver.ts `opening`). */
+export const CATALOG_TOKEN_SQL = "SELECT value FROM _ss_meta WHERE key = 'catalog_version'";
+
 /** Moves whenever any process commits a schema write (the shared core bumps the row). */
 export async function catalogToken(ex: Executor): Promise<unknown> {
-  const row = await ex.get<{ value: string }>("SELECT value FROM _ss_meta WHERE key = 'catalog_version'");
+  const row = await ex.get<{ value: string }>(CATALOG_TOKEN_SQL);
   return row?.value ?? null;
 }

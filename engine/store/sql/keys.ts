@@ -123,9 +123,10 @@ export const Keys = {
 
   /**
    * A counter bumped by every revocation (and role rename), shared by every process on the database: the
-   * server reads it on each request (one indexed row) and forgets remembered
-   * authentications when it moved, so a revoke through one process is honoured by all the
-   * others from their next request on (issue 21).
+   * server asks it on each request (one indexed row; the store may reuse a read for
+   * Backend.keysVersionMaxAgeMs) and forgets remembered authentications when it moved, so a
+   * revoke through one process is honoured by all the others from their next request on
+   * (issue 21), or within that max age (issue 15, PostgreSQL).
    */
   async version(ex: Executor): Promise<number> {
     const row = await ex.get<{ value: string }>("SELECT value FROM _ss_meta WHERE key = 'keys_version'");

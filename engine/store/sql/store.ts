@@ -27,6 +27,7 @@ import { searchRecords } from './search.js';
 import { pushSource } from './sources.js';
 import { SourceCache } from './sources-cache.js';
 import { RECORD_WRITE } from './write-policy.js';
+import { RecentRead } from './recent-read.js';
 import { checkRuntimeView, deleteRuntimeView, findView, putRuntimeView, viewNotFound } from './views.js';
 
 /** Where file bytes live when the store serves files and documents (contract.md §3). */
@@ -52,6 +53,8 @@ interface Shared {
   core: Core;
   idempotency: Idempotency;
   ready: Promise<void>;
+  /** The keys version, reused for Backend.keysVersionMaxAgeMs (undefined: read every time). */
+  keysVersion?: RecentRead<number>;
 }
 
 let savepoints = 0;
@@ -133,7 +136,10 @@ export class SqlStore implements Store {
     const ready = options.open(core);
     // Reported by the first call that awaits it, never as an unhandled rejection.
     ready.catch(() => undefined);
-    store = new SqlStore({ backend, core, idempotency: new Idempotency(), ready }, { kind: 'top' }, options.path);
+    const shared: Shared = { backend, core, idempotency: new Idempotency(), ready };
+    const maxAge = backend.keysVersionMaxAgeMs ?? 0;
+    if (maxAge > 0) shared.keysVersion = new RecentRead(maxAge, () => through().read((_core, ex) => Keys.version(ex)));
+    store = new SqlStore(shared, { kind: 'top' }, options.path);
     void files?.collectAtOpen(ready, options.files?.notice ?? ((line) => process.stderr.write(`${line}\n`)));
     return store;
   }
@@ -194,7 +200,10 @@ export class SqlStore implements Store {
     await this.shared.backend.driver.close();
   };
 
-  transaction = <T>(fn: (tx: Store) => Promise<T>): Promise<T> => this.write((core, tx) => fn(this.bound(core, tx)));
+  transaction = <T>(fn: (tx: Store) => Promise<T>): Promise<T> => this.keysMayChange(this.write((core, tx) => fn(this.bound(core, tx))));
+
+  /** A write that may change what a key is (a revoke, a role renamed by a push, any `transaction`): its own process reads the keys version again after it. */
+  private keysMayChange = <T>(write: Promise<T>): Promise<T> => this.shared.keysVersion?.forgetAfter(write) ?? write;
 
   // ------------------------------------------------------------------ schema
 
@@ -284,7 +293,7 @@ export class SqlStore implements Store {
   createKey = (input: { name: string; role: string; scopes?: Scope[] | null }, authorize?: KeyGuard) =>
     this.write(async (_core, tx) => Keys.create(tx, input, !isBuiltinRole(input.role) && (await roles.findRole(tx, input.role)) !== undefined, authorize));
   listKeys = () => this.read((_core, ex) => Keys.list(ex));
-  revokeKey = (id: string, authorize?: KeyGuard) => this.write((_core, tx) => Keys.revoke(tx, id, authorize));
+  revokeKey = (id: string, authorize?: KeyGuard) => this.keysMayChange(this.write((_core, tx) => Keys.revoke(tx, id, authorize)));
   authenticate = async (secret: string) => {
     const found = await this.read((_core, ex) => Keys.authenticate(ex, secret));
     if (!found) return null;
@@ -293,7 +302,7 @@ export class SqlStore implements Store {
     return found.actor;
   };
   countActiveKeys = () => this.read((_core, ex) => Keys.countActive(ex));
-  keysVersion = () => this.read((_core, ex) => Keys.version(ex));
+  keysVersion = () => (this.scope.kind === 'top' && this.shared.keysVersion ? this.shared.keysVersion.get() : this.read((_core, ex) => Keys.version(ex)));
 
   // ------------------------------------------------------------------ custom roles
 
@@ -363,7 +372,7 @@ export class SqlStore implements Store {
   findSource = (id: string) => this.read((core, ex) => core.sources.find(ex, id));
   sourceHistory = (id: string, options: { limit?: number; cursor?: string } = {}) => this.read((_core, ex) => listHistory(ex, id, options));
   pushSource = (id: string, declaration: Declaration, options: PushOptions) =>
-    pushSource({ read: (fn) => this.read(fn), write: (fn) => this.write(fn) }, id, declaration, options);
+    this.keysMayChange(pushSource({ read: (fn) => this.read(fn), write: (fn) => this.write(fn) }, id, declaration, options));
 
   // ------------------------------------------------------------------ for tests of the core
 
@@ -380,5 +389,5 @@ export class SqlStore implements Store {
   probe = <T>(run: (facts: DataFacts) => T): Promise<T> => this.read((core, ex) => probeFor(core, ex, run));
 
   /** One plan applied in one transaction, as a push applies it (tests of the applier; not part of Store). */
-  applyPlan = (plan: Plan, sourceId: string, declaration: Declaration) => this.write((core, tx) => applyPlan(core, tx, plan, sourceId, declaration));
+  applyPlan = (plan: Plan, sourceId: string, declaration: Declaration) => this.keysMayChange(this.write((core, tx) => applyPlan(core, tx, plan, sourceId, declaration)));
 }
