@@ -88,7 +88,8 @@ export interface BulkUpdateItem {
 /** A stored answer for an idempotency-key replay (contract.md §3). */
 export interface IdempotentAnswer {
   status: number;
-  body: unknown;
+  /** The answer's JSON text as it was sent: a replay sends it again as is (serialised once). */
+  body: string;
 }
 
 /** A push's options as the wire gives them (engine/plan/push.ts), and what only the server adds. */
