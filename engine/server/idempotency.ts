@@ -40,6 +40,8 @@ export async function withIdempotency(
   // no other write interleaves with (engine/store/port.ts Driver.transaction), so a repeat
   // sent meanwhile waits and then finds the answer; a write whose answer could not be
   // remembered is undone with it.
+  // No savepoint per write (types.ts StoreTransactionOptions): a failure of `work` ends the
+  // transaction here, it is never caught and gone on from.
   return store.transaction(async (tx) => {
     const prior = await tx.recallIdempotent(scope, key, hash);
     if (prior) {
@@ -53,7 +55,7 @@ export async function withIdempotency(
     await tx.rememberIdempotent(scope, key, hash, { status, body: text });
     reply.code(status);
     return json(text);
-  });
+  }, { savepoints: false });
 }
 
 /**

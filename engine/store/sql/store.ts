@@ -6,7 +6,7 @@ import { isBuiltinRole, type RoleDecl } from '../../model/roles.js';
 import type { Owner } from '../../model/stored.js';
 import type { Backend, Executor } from '../port.js';
 import type { RateCounter } from '../types.js';
-import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, PushOptions, Scope, SearchInput, Store } from '../types.js';
+import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, PushOptions, Scope, SearchInput, Store, StoreTransactionOptions } from '../types.js';
 import type { DataFacts, Violation } from '../../plan/facts.js';
 import type { Plan } from '../../plan/types.js';
 import { applyPlan } from './apply.js';
@@ -76,7 +76,11 @@ async function savepoint<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
 }
 
 /** Where a store's calls run: each in its own transaction / snapshot, or inside one given. */
-type Binding = { kind: 'top' } | { kind: 'tx'; tx: Executor; core: Core };
+type Binding = { kind: 'top' } | { kind: 'tx'; tx: Executor; core: Core; whole?: WholeBody };
+/** A `transaction(fn, { savepoints: false })` body: the first write of it that failed. */
+interface WholeBody {
+  failed?: { error: unknown };
+}
 
 /**
  * The backend-neutral Store (engine/store/types.ts) over a Backend (engine/store/port.ts).
@@ -158,8 +162,14 @@ export class SqlStore implements Store {
    */
   private async write<T>(fn: (core: Core, tx: Executor) => Promise<T>, grouped = false): Promise<T> {
     if (this.scope.kind === 'tx') {
-      const { core, tx } = this.scope;
-      return savepoint(tx, () => fn(core, tx));
+      const { core, tx, whole } = this.scope;
+      if (!whole) return savepoint(tx, () => fn(core, tx));
+      try {
+        return await fn(core, tx);
+      } catch (error) {
+        whole.failed ??= { error };
+        throw error;
+      }
     }
     await this.shared.ready;
     const shared = this.shared.core;
@@ -185,8 +195,8 @@ export class SqlStore implements Store {
   }
 
   /** The same store, its calls bound to `tx` (`transaction`'s `tx`). */
-  private bound(core: Core, tx: Executor): SqlStore {
-    return new SqlStore(this.shared, { kind: 'tx', tx, core }, this.path);
+  private bound(core: Core, tx: Executor, whole?: WholeBody): SqlStore {
+    return new SqlStore(this.shared, { kind: 'tx', tx, core, ...(whole ? { whole } : {}) }, this.path);
   }
 
   close = async (): Promise<void> => {
@@ -194,7 +204,17 @@ export class SqlStore implements Store {
     await this.shared.backend.driver.close();
   };
 
-  transaction = <T>(fn: (tx: Store) => Promise<T>): Promise<T> => this.write((core, tx) => fn(this.bound(core, tx)));
+  transaction = <T>(fn: (tx: Store) => Promise<T>, options: StoreTransactionOptions = {}): Promise<T> =>
+    this.write(async (core, tx) => {
+      if (options.savepoints !== false) return fn(this.bound(core, tx));
+      const whole: WholeBody = {};
+      const out = await fn(this.bound(core, tx, whole));
+      // The body caught a failed write and went on: what that write did before failing is
+      // still in the transaction, so the transaction must not commit (types.ts
+      // StoreTransactionOptions). A misuse of the option, hence an internal error (a 500).
+      if (whole.failed) throw new Error('a write inside transaction(fn, { savepoints: false }) failed and its body went on: rolled back', { cause: whole.failed.error });
+      return out;
+    });
 
   // ------------------------------------------------------------------ schema
 
