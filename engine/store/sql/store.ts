@@ -6,6 +6,7 @@ import { isBuiltinRole, type RoleDecl } from '../../model/roles.js';
 import type { Owner } from '../../model/stored.js';
 import type { Backend, Executor } from '../port.js';
 import type { RateCounter } from '../types.js';
+import { endWholeBody, inWholeBody, savepoint, type WholeBody } from './nested-writes.js';
 import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, PushOptions, Scope, SearchInput, Store, StoreTransactionOptions } from '../types.js';
 import type { DataFacts, Violation } from '../../plan/facts.js';
 import type { Plan } from '../../plan/types.js';
@@ -54,33 +55,8 @@ interface Shared {
   ready: Promise<void>;
 }
 
-let savepoints = 0;
-
-/**
- * A write inside a larger transaction (`transaction(fn)`'s `tx`) is all or nothing on its
- * own too: a failed bulk create the caller catches leaves none of its rows behind while the
- * transaction goes on (SAVEPOINT, the same in SQLite and PostgreSQL).
- */
-async function savepoint<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
-  const name = `ss_write_${++savepoints}`;
-  await tx.run(`SAVEPOINT ${name}`);
-  try {
-    const out = await fn();
-    await tx.run(`RELEASE SAVEPOINT ${name}`);
-    return out;
-  } catch (err) {
-    await tx.run(`ROLLBACK TO SAVEPOINT ${name}`);
-    await tx.run(`RELEASE SAVEPOINT ${name}`);
-    throw err;
-  }
-}
-
 /** Where a store's calls run: each in its own transaction / snapshot, or inside one given. */
 type Binding = { kind: 'top' } | { kind: 'tx'; tx: Executor; core: Core; whole?: WholeBody };
-/** A `transaction(fn, { savepoints: false })` body: the first write of it that failed. */
-interface WholeBody {
-  failed?: { error: unknown };
-}
 
 /**
  * The backend-neutral Store (engine/store/types.ts) over a Backend (engine/store/port.ts).
@@ -163,13 +139,7 @@ export class SqlStore implements Store {
   private async write<T>(fn: (core: Core, tx: Executor) => Promise<T>, grouped = false): Promise<T> {
     if (this.scope.kind === 'tx') {
       const { core, tx, whole } = this.scope;
-      if (!whole) return savepoint(tx, () => fn(core, tx));
-      try {
-        return await fn(core, tx);
-      } catch (error) {
-        whole.failed ??= { error };
-        throw error;
-      }
+      return whole ? inWholeBody(whole, () => fn(core, tx)) : savepoint(tx, () => fn(core, tx));
     }
     await this.shared.ready;
     const shared = this.shared.core;
@@ -208,12 +178,7 @@ export class SqlStore implements Store {
     this.write(async (core, tx) => {
       if (options.savepoints !== false) return fn(this.bound(core, tx));
       const whole: WholeBody = {};
-      const out = await fn(this.bound(core, tx, whole));
-      // The body caught a failed write and went on: what that write did before failing is
-      // still in the transaction, so the transaction must not commit (types.ts
-      // StoreTransactionOptions). A misuse of the option, hence an internal error (a 500).
-      if (whole.failed) throw new Error('a write inside transaction(fn, { savepoints: false }) failed and its body went on: rolled back', { cause: whole.failed.error });
-      return out;
+      return endWholeBody(whole, await fn(this.bound(core, tx, whole)));
     });
 
   // ------------------------------------------------------------------ schema
