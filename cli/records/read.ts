@@ -50,7 +50,7 @@ async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes
   let line = 0;
   for await (const text of lines) {
     line++;
-    if (text.trim() === '') continue;
+    if (isBlank(text)) continue;
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -62,10 +62,17 @@ async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes
       yield { line, text, values: {}, errors: [{ message: 'must be a JSON object of attribute → value' }] };
       continue;
     }
-    // Only attribute names (NAME_PATTERN) are copied, so `__proto__` in a line is an unknown key.
+    const object = parsed as Record<string, unknown>;
+    // The usual line names attributes only: JSON.parse's object is the row's values as it is
+    // (no copy per row). Otherwise only attribute names (NAME_PATTERN) are copied, so
+    // `__proto__` in a line is an unknown key and never a prototype.
+    if (onlyAttributes(object, shape)) {
+      yield { line, text, values: object, errors: shape.check(object, 'create') };
+      continue;
+    }
     const values: Record<string, unknown> = {};
     const errors: RowError[] = [];
-    for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
+    for (const [key, value] of Object.entries(object)) {
       if (shape.isSystem(key)) {
         notes.ignored.add(key);
       } else if (!shape.get(key)) {
@@ -78,6 +85,15 @@ async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes
     yield { line, text, values, errors };
   }
 }
+
+/** Whether every key of a parsed line is an attribute of the object. */
+function onlyAttributes(object: Record<string, unknown>, shape: RecordShape): boolean {
+  for (const key in object) if (!shape.get(key)) return false;
+  return true;
+}
+
+/** An empty or all-whitespace line (NDJSON allows them); a line starting with `{` is not one. */
+const isBlank = (text: string): boolean => text.length === 0 || (text.charCodeAt(0) !== 0x7b && text.trim() === '');
 
 /**
  * CSV (csv-parse): the header row names the attributes. An unknown column is refused

@@ -170,6 +170,26 @@ describe('idempotency-key', () => {
     expectError(await create('company', { name: 'Other' }, { 'idempotency-key': key }), { status: 409, code: 'SCHEMA_CONFLICT' });
   });
 
+  it('replays a bulk-create as the very text it first sent, whatever the key order of the repeat', async () => {
+    const key = crypto.randomUUID();
+    const records = Array.from({ length: 50 }, (_, i) => ({ name: `Bulk ${i}`, employees: i }));
+    const first = await s.call('POST', '/records/company/bulk-create', { body: { records }, headers: { 'idempotency-key': key } });
+    expect(first.status).toBe(201);
+    expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(first.body.data.records).toHaveLength(50);
+    // The same body with every object's keys in another order is the same body (contract.md §3).
+    const reordered = JSON.stringify({ records: records.map((r) => ({ employees: r.employees, name: r.name })) });
+    const again = await s.call('POST', '/records/company/bulk-create', { raw: reordered, headers: { 'idempotency-key': key } });
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(again.text).toBe(first.text);
+    const found = await s.call('POST', '/records/company/search', { body: { filter: { name: { startsWith: 'Bulk ' } }, limit: 1 } });
+    expect(found.body.page.total).toBe(50);
+    const changed = { records: records.map((r, i) => (i === 49 ? { ...r, employees: 1000 } : r)) };
+    expectError(await s.call('POST', '/records/company/bulk-create', { body: changed, headers: { 'idempotency-key': key } }), { status: 409, code: 'SCHEMA_CONFLICT' });
+  });
+
   it('a write whose answer cannot be remembered is undone, so the retry writes once', async () => {
     let failOnce = true;
     // The fault reaches the store the write runs on: the store itself and a transaction's.

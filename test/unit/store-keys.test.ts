@@ -65,15 +65,16 @@ describe('store keys', () => {
 describe('store idempotency', () => {
   it('replays the answer for the same body and refuses another body under the key', async () => {
     expect(await store.recallIdempotent('k1', 'abc', 'h1')).toBeUndefined();
-    await store.rememberIdempotent('k1', 'abc', 'h1', { status: 201, body: { id: 'x' } });
-    expect(await store.recallIdempotent('k1', 'abc', 'h1')).toEqual({ status: 201, body: { id: 'x' } });
+    // The answer is kept as the JSON text that was sent (a replay sends it as is).
+    await store.rememberIdempotent('k1', 'abc', 'h1', { status: 201, body: '{"id":"x"}' });
+    expect(await store.recallIdempotent('k1', 'abc', 'h1')).toEqual({ status: 201, body: '{"id":"x"}' });
     expect(await codeOf(() => store.recallIdempotent('k1', 'abc', 'h2'))).toBe('SCHEMA_CONFLICT');
     // Keys are per caller.
     expect(await store.recallIdempotent('k2', 'abc', 'h2')).toBeUndefined();
   });
 
   it('forgets answers after 24 hours', async () => {
-    await store.rememberIdempotent('k1', 'old', 'h1', { status: 201, body: {} });
+    await store.rememberIdempotent('k1', 'old', 'h1', { status: 201, body: '{}' });
     await store.close();
     const db = new Database(join(dir, 'schemasync.db'));
     db.prepare('UPDATE _ss_idempotency SET expires_at = ?').run(Date.now() - 1);

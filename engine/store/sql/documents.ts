@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../model/ids.js';
 import { ServiceError, type FieldError } from '../../errors.js';
 import type { DocumentOut } from '../../model/stored.js';
 import { checkDocumentFile, documentIds, documentNotFound, pathText, type DocumentSlot } from './file-rules.js';
@@ -89,7 +89,7 @@ export class Documents {
 
   /** A new document of an uploaded file in one slot (the upload writes the record's value). */
   async insert(tx: Executor, doc: Omit<DocumentOut, 'id' | 'createdAt'>): Promise<DocumentOut> {
-    const out: DocumentOut = { id: randomUUID(), ...doc, createdAt: now() };
+    const out: DocumentOut = { id: newId(), ...doc, createdAt: now() };
     await tx.run(`INSERT INTO _ss_documents (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
       out.id,
       out.title,

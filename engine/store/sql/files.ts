@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../model/ids.js';
 import { cleanFileName } from '../../model/file-names.js';
 import type { FileOut } from '../../model/stored.js';
 import { fileNotFound, normalizeMime } from './file-rules.js';
@@ -58,7 +58,7 @@ export async function requireFile(ex: Executor, id: string): Promise<FileOut> {
 /** The row of bytes already on disk (their digest and size come from the write, never the client). */
 export async function insertFile(tx: Executor, written: { sha256: string; size: number }, input: Pick<UploadInput, 'name' | 'mimeType'>, actor: Actor): Promise<FileOut> {
   const file: FileOut = {
-    id: randomUUID(),
+    id: newId(),
     name: cleanFileName(input.name),
     mimeType: normalizeMime(input.mimeType),
     size: written.size,

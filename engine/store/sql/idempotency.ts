@@ -28,7 +28,7 @@ export class Idempotency {
         fix: 'use a new idempotency-key for a different request',
       });
     }
-    return { status: row.status, body: JSON.parse(row.body) as unknown };
+    return { status: row.status, body: row.body };
   }
 
   async remember(tx: Executor, scope: string, key: string, bodyHash: string, answer: IdempotentAnswer, at = Date.now()): Promise<void> {
@@ -40,7 +40,7 @@ export class Idempotency {
     await tx.run(
       'INSERT INTO _ss_idempotency (scope, key, body_hash, status, body, expires_at) VALUES (?, ?, ?, ?, ?, ?) ' +
         'ON CONFLICT(scope, key) DO UPDATE SET body_hash = excluded.body_hash, status = excluded.status, body = excluded.body, expires_at = excluded.expires_at',
-      [scope, key, bodyHash, answer.status, JSON.stringify(answer.body), at + IDEMPOTENCY_TTL_MS],
+      [scope, key, bodyHash, answer.status, answer.body, at + IDEMPOTENCY_TTL_MS],
     );
   }
 }

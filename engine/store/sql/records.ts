@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { ServiceError, type FieldError } from '../../errors.js';
-import { isUuid } from '../../model/ids.js';
+import { isUuid, newId } from '../../model/ids.js';
 import { MAX_BULK, MAX_BULK_WRITE } from '../../model/limits.js';
 import { sqlIdent } from '../../model/names.js';
 import type { RecordOut, StoredObject } from '../../model/stored.js';
@@ -99,7 +98,7 @@ export function prepareCreates(core: Core, o: StoredObject, bodies: readonly unk
   const parsed = new Array<ParsedRow>(n);
   let errors: FieldError[] | undefined;
   for (let i = 0; i < n; i++) {
-    ids[i] = randomUUID();
+    ids[i] = newId();
     const p = parseRecordBody(core.codecs, o, bodies[i], 'create', bulk ? ['records', i] : []);
     parsed[i] = p;
     if (p.errors.length > 0) (errors ??= []).push(...p.errors);

@@ -6,7 +6,8 @@ import { isBuiltinRole, type RoleDecl } from '../../model/roles.js';
 import type { Owner } from '../../model/stored.js';
 import type { Backend, Executor } from '../port.js';
 import type { RateCounter } from '../types.js';
-import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, KeyGuard, PushOptions, Scope, SearchInput, Store } from '../types.js';
+import { endWholeBody, inWholeBody, savepoint, type WholeBody } from './nested-writes.js';
+import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, KeyGuard, PushOptions, Scope, SearchInput, Store, StoreTransactionOptions } from '../types.js';
 import type { DataFacts, Violation } from '../../plan/facts.js';
 import type { Plan } from '../../plan/types.js';
 import { applyPlan } from './apply.js';
@@ -57,29 +58,8 @@ interface Shared {
   keysVersion?: RecentRead<number>;
 }
 
-let savepoints = 0;
-
-/**
- * A write inside a larger transaction (`transaction(fn)`'s `tx`) is all or nothing on its
- * own too: a failed bulk create the caller catches leaves none of its rows behind while the
- * transaction goes on (SAVEPOINT, the same in SQLite and PostgreSQL).
- */
-async function savepoint<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
-  const name = `ss_write_${++savepoints}`;
-  await tx.run(`SAVEPOINT ${name}`);
-  try {
-    const out = await fn();
-    await tx.run(`RELEASE SAVEPOINT ${name}`);
-    return out;
-  } catch (err) {
-    await tx.run(`ROLLBACK TO SAVEPOINT ${name}`);
-    await tx.run(`RELEASE SAVEPOINT ${name}`);
-    throw err;
-  }
-}
-
 /** Where a store's calls run: each in its own transaction / snapshot, or inside one given. */
-type Binding = { kind: 'top' } | { kind: 'tx'; tx: Executor; core: Core };
+type Binding = { kind: 'top' } | { kind: 'tx'; tx: Executor; core: Core; whole?: WholeBody };
 
 /**
  * The backend-neutral Store (engine/store/types.ts) over a Backend (engine/store/port.ts).
@@ -164,8 +144,8 @@ export class SqlStore implements Store {
    */
   private async write<T>(fn: (core: Core, tx: Executor) => Promise<T>, grouped = false): Promise<T> {
     if (this.scope.kind === 'tx') {
-      const { core, tx } = this.scope;
-      return savepoint(tx, () => fn(core, tx));
+      const { core, tx, whole } = this.scope;
+      return whole ? inWholeBody(whole, () => fn(core, tx)) : savepoint(tx, () => fn(core, tx));
     }
     await this.shared.ready;
     const shared = this.shared.core;
@@ -191,8 +171,8 @@ export class SqlStore implements Store {
   }
 
   /** The same store, its calls bound to `tx` (`transaction`'s `tx`). */
-  private bound(core: Core, tx: Executor): SqlStore {
-    return new SqlStore(this.shared, { kind: 'tx', tx, core }, this.path);
+  private bound(core: Core, tx: Executor, whole?: WholeBody): SqlStore {
+    return new SqlStore(this.shared, { kind: 'tx', tx, core, ...(whole ? { whole } : {}) }, this.path);
   }
 
   close = async (): Promise<void> => {
@@ -200,7 +180,14 @@ export class SqlStore implements Store {
     await this.shared.backend.driver.close();
   };
 
-  transaction = <T>(fn: (tx: Store) => Promise<T>): Promise<T> => this.keysMayChange(this.write((core, tx) => fn(this.bound(core, tx))));
+  transaction = <T>(fn: (tx: Store) => Promise<T>, options: StoreTransactionOptions = {}): Promise<T> =>
+    this.keysMayChange(
+      this.write(async (core, tx) => {
+        if (options.savepoints !== false) return fn(this.bound(core, tx));
+        const whole: WholeBody = {};
+        return endWholeBody(whole, await fn(this.bound(core, tx, whole)));
+      }),
+    );
 
   /** A write that may change what a key is (a revoke, a role renamed by a push, any `transaction`): its own process reads the keys version again after it. */
   private keysMayChange = <T>(write: Promise<T>): Promise<T> => this.shared.keysVersion?.forgetAfter(write) ?? write;

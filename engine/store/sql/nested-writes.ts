@@ -1,0 +1,53 @@
+import type { Executor } from '../port.js';
+
+/**
+ * Writes on a store bound to a transaction (`Store.transaction(fn)`'s `tx`, types.ts): each is
+ * all or nothing on its own too, by a savepoint; or, in a body that lets every failure end the
+ * transaction (`{ savepoints: false }`, types.ts StoreTransactionOptions), by the
+ * transaction's own rollback.
+ */
+
+let savepoints = 0;
+
+/**
+ * A write inside a larger transaction: a failed bulk create the caller catches leaves none of
+ * its rows behind while the transaction goes on (SAVEPOINT, the same in SQLite and PostgreSQL).
+ */
+export async function savepoint<T>(tx: Executor, fn: () => Promise<T>): Promise<T> {
+  const name = `ss_write_${++savepoints}`;
+  await tx.run(`SAVEPOINT ${name}`);
+  try {
+    const out = await fn();
+    await tx.run(`RELEASE SAVEPOINT ${name}`);
+    return out;
+  } catch (err) {
+    await tx.run(`ROLLBACK TO SAVEPOINT ${name}`);
+    await tx.run(`RELEASE SAVEPOINT ${name}`);
+    throw err;
+  }
+}
+
+/** A `transaction(fn, { savepoints: false })` body: the first of its writes that failed. */
+export interface WholeBody {
+  failed?: { error: unknown };
+}
+
+/** A write of such a body, without a savepoint: a failure is noted before it goes to the body. */
+export async function inWholeBody<T>(whole: WholeBody, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    whole.failed ??= { error };
+    throw error;
+  }
+}
+
+/**
+ * The body returned: if it had caught a failed write and gone on, what that write did before
+ * failing is still in the transaction, so it must not commit. A misuse of the option, hence an
+ * internal error (a 500), the write's failure as its cause.
+ */
+export function endWholeBody<T>(whole: WholeBody, out: T): T {
+  if (whole.failed) throw new Error('a write inside transaction(fn, { savepoints: false }) failed and its body went on: rolled back', { cause: whole.failed.error });
+  return out;
+}

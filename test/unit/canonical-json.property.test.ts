@@ -1,0 +1,62 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../engine/server/idempotency.js';
+
+// The idempotency body hash reads canonicalJson (contract.md §3: the same body replays, key
+// order aside). Its fast form (a sorted copy written by the native JSON.stringify) must give
+// exactly the text of the plain definition below, so a key remembered by an earlier version
+// still matches its body, and bodies that differ only in key order hash alike.
+function reference(value: unknown): string {
+  return (
+    JSON.stringify(value, (_k, v: unknown) => {
+      if (v && typeof v === 'object' && !Array.isArray(v)) {
+        const o = v as Record<string, unknown>;
+        return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+      }
+      return v;
+    }) ?? 'null'
+  );
+}
+
+const shuffled = (value: unknown, seed: number): unknown => {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v, i) => shuffled(v, seed + i));
+  const entries = Object.entries(value as Record<string, unknown>);
+  const order = entries.map((e, i) => ({ e, k: Math.sin(seed * 31 + i) })).sort((a, b) => a.k - b.k);
+  return Object.fromEntries(order.map(({ e: [k, v] }, i) => [k, shuffled(v, seed + i + 1)]));
+};
+
+// JSON as a body parser gives it, keys with array-index forms ("0", "10", "01", "-1") included.
+const key = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('0', '2', '10', '01', '-1', '4294967295', 'a', 'B'));
+const { json } = fc.letrec((tie) => ({
+  json: fc.oneof(
+    { depthSize: 'small' },
+    fc.constant(null),
+    fc.boolean(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.integer(),
+    fc.string(),
+    fc.array(tie('json'), { maxLength: 4 }),
+    fc.dictionary(key, tie('json'), { maxKeys: 5 }),
+  ),
+}));
+
+describe('canonicalJson', () => {
+  it('writes exactly the text of the replacer definition, and one text for every key order', () => {
+    fc.assert(
+      fc.property(json, fc.integer({ min: 1, max: 1000 }), (value, seed) => {
+        const parsed = JSON.parse(JSON.stringify(value)) as unknown;
+        expect(canonicalJson(parsed)).toBe(reference(parsed));
+        expect(canonicalJson(shuffled(parsed, seed))).toBe(canonicalJson(parsed));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('copies a `__proto__` key as data, never as the prototype', () => {
+    const body = JSON.parse('{"b":1,"__proto__":{"polluted":true},"a":[{"__proto__":2}]}') as unknown;
+    expect(canonicalJson(body)).toBe(reference(body));
+    expect(canonicalJson(body)).toBe('{"__proto__":{"polluted":true},"a":[{"__proto__":2}],"b":1}');
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+});
