@@ -33,7 +33,7 @@ export async function importRecords(ctx: RecordsContext, object: string, file: s
 
   const client = clientOf(ctx);
   const shape = await shapeOf(client, object);
-  const input: Readable = path === undefined ? process.stdin : createReadStream(path, { highWaterMark: 256 * 1024 });
+  const input: Readable = path === undefined ? process.stdin : createReadStream(path, { highWaterMark: 64 * 1024 });
   const errorsOut: WriteStream | undefined = o.errors !== undefined ? createWriteStream(resolve(ctx.cwd, o.errors)) : undefined;
   const tty = Boolean((ctx.stderr as { isTTY?: boolean }).isTTY) && o.progress !== false;
   const bar: ProgressBar = tty
@@ -55,7 +55,7 @@ export async function importRecords(ctx: RecordsContext, object: string, file: s
         ? undefined
         : (records, idempotencyKey, label) =>
             whileThrottled(
-              () => client.records(object).bulkCreateReplayable(records, { idempotencyKey }),
+              () => client.records(object).bulkCreateUnanswered(records, { idempotencyKey }),
               (secs) => say(`rate limit reached (429 Too Many Requests; bulk writes: 10 a minute on the hosted service): waiting ${secs} s, then sending ${label} again`),
             ),
       settings,

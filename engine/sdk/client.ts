@@ -76,6 +76,14 @@ export class RecordsApi {
     const a = await this.t.request<{ records: RecordOut[] }>('POST', this.path('/bulk-create'), { body: { records }, idempotencyKey: options.idempotencyKey ?? true });
     return { records: a.data.records, replayed: a.headers.get('idempotent-replayed') === 'true' };
   }
+  /**
+   * bulk-create for a caller that needs no records back (`records import`): says only whether
+   * the service replayed an earlier answer; the answer's body is read and dropped unparsed.
+   */
+  async bulkCreateUnanswered(records: Record<string, unknown>[], options: { idempotencyKey?: string } = {}): Promise<{ replayed: boolean }> {
+    const a = await this.t.request<undefined>('POST', this.path('/bulk-create'), { body: { records }, idempotencyKey: options.idempotencyKey ?? true, discardSuccessBody: true });
+    return { replayed: a.headers.get('idempotent-replayed') === 'true' };
+  }
   async bulkUpdate(records: { id: string; version?: number; values: Record<string, unknown> }[], options: { idempotencyKey?: string } = {}): Promise<RecordOut[]> {
     return (await this.t.request<{ records: RecordOut[] }>('POST', this.path('/bulk-update'), { body: { records }, idempotencyKey: options.idempotencyKey ?? true })).data.records;
   }

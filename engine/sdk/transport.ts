@@ -33,6 +33,13 @@ export interface RequestOptions {
    * A stream cannot be replayed, so such a request is never retried.
    */
   raw?: { body: AsyncIterable<Uint8Array> | Uint8Array | string; contentType: string; contentLength?: number };
+  /**
+   * The caller needs only the status and headers of a success: its body is read to the end
+   * (so the connection is reused) and dropped, chunk by chunk, never held whole (`data` is
+   * undefined). An import's batch answer is its 1,000 records again (~250 KB of JSON a batch):
+   * building and parsing that text per batch is most of what an import allocates.
+   */
+  discardSuccessBody?: boolean;
 }
 
 export interface Answer<T> {
@@ -165,6 +172,11 @@ export class Transport {
         res = await this.fetchImpl(url, init as RequestInit);
         // A body that stalls or is cut off is a failed exchange, like a refused connection:
         // retried when the request may be, else status 0 — not a 200 "that is not JSON".
+        if (options.discardSuccessBody && res.ok) {
+          const reader = res.body?.getReader();
+          if (reader) while (!(await reader.read()).done);
+          return { status: res.status, data: undefined as T, headers: res.headers, requestId: res.headers.get('x-request-id') ?? undefined };
+        }
         text = await res.text();
       } catch (cause) {
         if (!last) {
