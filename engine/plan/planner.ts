@@ -2,7 +2,7 @@ import { declares, type Declaration, type ObjectDecl } from '../model/declaratio
 import { renameOf } from '../model/renames.js';
 import { relationTarget } from '../model/types/registry.js';
 import { isOwnedBySource, type StoredObject, type StoredSource, type StoredView } from '../model/stored.js';
-import { diffAttributes, renameClashes, specOf } from './attributes.js';
+import { diffAttributes, renameClashes, specOf, type AttributeDiff } from './attributes.js';
 import type { DataFacts } from './facts.js';
 import * as msg from './messages.js';
 import { nameConflict, objectChanges, ownershipConflict, ownsObject } from './objects.js';
@@ -52,7 +52,28 @@ const PHASE: Record<StepAction, number> = {
  * declaration's order within each phase, then the store's order.
  */
 export function planPush(input: PlanInput): Plan {
-  const { sourceId, declaration, facts } = input;
+  return plan(input, undefined);
+}
+
+/**
+ * The planner as the store's data probe runs it (engine/store/sql/probe.ts): the same
+ * inputs on every run, only `facts` answering more each time. An existing object's
+ * attribute diff is a pure function of those fixed inputs and of the facts it asks, so a
+ * diff that asked nothing comes out the same on every run: it is made once and reused
+ * (on a 1,000-object push the probe's second run re-diffed 999 unchanged objects). A diff
+ * that asked a question is made again with the answers. Each run returns what `planPush`
+ * returns with the same facts (test/unit/plan-memo.property.test.ts).
+ */
+export function pushPlanner(input: Omit<PlanInput, 'facts'>): (facts: DataFacts) => Plan {
+  const quiet = new Map<string, AttributeDiff>();
+  return (facts) => plan({ ...input, facts }, quiet);
+}
+
+/** `quiet`: the attribute diffs, by declared object, of earlier runs on the same inputs that asked no data question. */
+function plan(input: PlanInput, quiet: Map<string, AttributeDiff> | undefined): Plan {
+  const { sourceId, declaration } = input;
+  let questions = 0;
+  const facts: DataFacts = quiet ? counted(input.facts, () => questions++) : input.facts;
   const steps: Step[] = [];
   const conflicts: Conflict[] = [];
   const stored = new Map(input.objects.map((o) => [o.name, o]));
@@ -132,12 +153,17 @@ export function planPush(input: PlanInput): Plan {
         ...(adopt ? { reason: 'adopts the runtime object; its undeclared attributes stay runtime' } : {}),
       });
     }
-    const diff = diffAttributes({
-      sourceId, object: name, storedObject: current.name, declared: decl.attributes,
-      stored: current.attributes,
-      previouslyDeclared: new Set(Object.keys(prev?.objects[current.name]?.attributes ?? {})),
-      facts, renamed, objectExists,
-    });
+    let diff = quiet?.get(name);
+    if (!diff) {
+      const asked = questions;
+      diff = diffAttributes({
+        sourceId, object: name, storedObject: current.name, declared: decl.attributes,
+        stored: current.attributes,
+        previouslyDeclared: new Set(Object.keys(prev?.objects[current.name]?.attributes ?? {})),
+        facts, renamed, objectExists,
+      });
+      if (questions === asked) quiet?.set(name, diff);
+    }
     steps.push(...diff.renames, ...diff.adds, ...diff.changes, ...diff.drops);
     conflicts.push(...diff.conflicts);
   }
@@ -179,6 +205,17 @@ export function planPush(input: PlanInput): Plan {
   conflicts.push(...roleReferenceConflicts(ordered, input.roles ?? [], declaration.roles ?? {}));
   return {
     source: sourceId, baseVersion: input.source?.version ?? 0, steps: ordered, conflicts, summary: summarize(ordered, conflicts), planHash: planHash(ordered),
+  };
+}
+
+/** `facts`, calling `ask` on every question. */
+function counted(facts: DataFacts, ask: () => void): DataFacts {
+  return {
+    recordCount: (object) => (ask(), facts.recordCount(object)),
+    nonNullCount: (object, attribute) => (ask(), facts.nonNullCount(object, attribute)),
+    violations: (object, attribute, next) => (ask(), facts.violations(object, attribute, next)),
+    documentCount: (object, attribute) => (ask(), facts.documentCount(object, attribute)),
+    recordSample: (object) => (ask(), facts.recordSample(object)),
   };
 }
 
