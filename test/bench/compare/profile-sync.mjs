@@ -66,4 +66,6 @@ for (let s = 0; s < stores; s++) profiles.push(await once(times));
 session.disconnect();
 times.sort((a, b) => a - b);
 console.log(`${checkout}: ${times.length} pushes under the profiler, median ${times[times.length >> 1].toFixed(1)} ms`);
-report(merge(profiles));
+const merged = merge(profiles);
+if (process.env.PROFILE_SAVE) (await import("node:fs")).writeFileSync(process.env.PROFILE_SAVE, JSON.stringify(merged));
+report(merged);
