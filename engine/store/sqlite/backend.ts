@@ -36,9 +36,13 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
   const driver = new SqliteDriver(path);
   const db = driver.db;
   // DDL re-reads the schema: statements prepared before it are prepared again (driver.ts).
+  // A call that ran none (a batched push's trigger upkeep, an index that stays absent) keeps
+  // them: the schema cookie, which every DDL statement bumps, says whether any ran.
+  const cookie = db.prepare('PRAGMA schema_version').pluck();
   const ddl = (fn: () => void): Promise<void> => {
+    const before = cookie.get();
     fn();
-    driver.clearStatements();
+    if (cookie.get() !== before) driver.clearStatements();
     return Promise.resolve();
   };
   const schema: SchemaDdl = {

@@ -19,7 +19,7 @@ const actor = { keyId: 'bench', role: 'owner', scopes: null };
 const session = new Session();
 session.connect();
 await session.post('Profiler.enable');
-await session.post('Profiler.setSamplingInterval', { interval: 100 });
+await session.post('Profiler.setSamplingInterval', { interval: Number(process.env.PROFILE_INTERVAL ?? 100) });
 
 /** One fresh store, six pushes as in cases.mjs; the profile of the pushes alone. */
 async function once(times) {
