@@ -66,8 +66,16 @@ export function planPush(input: PlanInput): Plan {
  * (test/unit/plan-memo.property.test.ts).
  */
 export function pushPlanner(input: Omit<PlanInput, 'facts'>): (facts: DataFacts) => Plan {
-  const quiet = new Map<string, ObjectPart>();
-  return (facts) => plan({ ...input, facts }, quiet);
+  const memo: PlanMemo = { quiet: new Map() };
+  return (facts) => plan({ ...input, facts }, memo);
+}
+
+/** What pushPlanner's runs share: the quiet objects' parts, and what every run derives alike from the inputs. */
+interface PlanMemo {
+  /** The parts, by declared object, of earlier runs that asked no data question. */
+  quiet: Map<string, ObjectPart>;
+  stored?: ReadonlyMap<string, StoredObject>;
+  renamed?: ReadonlyMap<string, string>;
 }
 
 /** What one declared object adds to the plan, in the order the loop over objects adds it. */
@@ -91,24 +99,21 @@ interface PlanContext {
   objectExists: (name: string) => boolean;
 }
 
-/** `quiet`: the parts, by declared object, of earlier runs on the same inputs that asked no data question. */
-function plan(input: PlanInput, quiet: Map<string, ObjectPart> | undefined): Plan {
+/** `memo`: shared by the runs of one pushPlanner (same inputs, facts answering more). */
+function plan(input: PlanInput, memo: PlanMemo | undefined): Plan {
   const { sourceId, declaration } = input;
   let questions = 0;
+  const quiet = memo?.quiet;
   const facts: DataFacts = quiet ? counted(input.facts, () => questions++) : input.facts;
   const steps: Step[] = [];
   const conflicts: Conflict[] = [];
-  const stored = new Map(input.objects.map((o) => [o.name, o]));
+  const stored = memo?.stored ?? new Map(input.objects.map((o) => [o.name, o]));
   const prev = input.source?.declaration;
   /** stored name → declared name, for every stored object this declaration keeps. */
   const kept = new Map<string, string>();
   const creates: Step[] = [];
-  // Object renames of this push (old → new): relation targets naming the old object follow.
-  const renamed = new Map<string, string>();
-  for (const [name, decl] of Object.entries(declaration.objects)) {
-    const from = renameOf(name, decl, declaration.objects);
-    if (from !== undefined) renamed.set(from, name);
-  }
+  const renamed = memo?.renamed ?? renamesOf(declaration);
+  if (memo) Object.assign(memo, { stored, renamed });
   const objectExists = (name: string): boolean => declares(declaration.objects, name) || stored.has(name);
   const ctx: PlanContext = { sourceId, declaration, stored, prev, facts, renamed, objectExists };
 
@@ -163,6 +168,16 @@ function plan(input: PlanInput, quiet: Map<string, ObjectPart> | undefined): Pla
   return {
     source: sourceId, baseVersion: input.source?.version ?? 0, steps: ordered, conflicts, summary: summarize(ordered, conflicts), planHash: planHash(ordered),
   };
+}
+
+/** Object renames of a push (old → new): relation targets naming the old object follow. */
+function renamesOf(declaration: Declaration): Map<string, string> {
+  const renamed = new Map<string, string>();
+  for (const [name, decl] of Object.entries(declaration.objects)) {
+    const from = renameOf(name, decl, declaration.objects);
+    if (from !== undefined) renamed.set(from, name);
+  }
+  return renamed;
 }
 
 /** One declared object: its rename, create, change and attribute steps, and its conflicts. */
