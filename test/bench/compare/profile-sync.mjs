@@ -2,48 +2,35 @@
 // pushes (one added attribute and one type change per push on an object of a 1,000-object
 // source with 1,000 records, six pushes per store), repeated on fresh stores, with the V8
 // profiler on over the pushes only. Not a benchmark (it measures nothing against a baseline):
-// `node test/bench/compare/profile-sync.mjs [checkout] [stores]`; PROFILE_TOP=n rows.
-import { mkdtempSync, rmSync } from 'node:fs';
+// `node test/bench/compare/profile-sync.mjs [checkout] [stores]`; PROFILE_TOP=n rows,
+// PROFILE_INTERVAL=µs between samples (100), PROFILE_SAVE=file keeps the merged profile.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { report } from './profile-report.mjs';
+import { syncThousand } from './sync-case.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const checkout = resolve(process.argv[2] ?? root);
 const stores = Number(process.argv[3] ?? 6);
 const { openStore } = await import(pathToFileURL(join(checkout, 'dist/engine/store/index.js')).href);
-const actor = { keyId: 'bench', role: 'owner', scopes: null };
-
 const session = new Session();
 session.connect();
 await session.post('Profiler.enable');
 await session.post('Profiler.setSamplingInterval', { interval: Number(process.env.PROFILE_INTERVAL ?? 100) });
 
-/** One fresh store, six pushes as in cases.mjs; the profile of the pushes alone. */
+/** One fresh store, the case's six pushes; the profile of the pushes alone. */
 async function once(times) {
   const dir = mkdtempSync(join(tmpdir(), 'ss-prof-sync-'));
-  const store = openStore({ path: join(dir, 'schemasync.db'), filesDir: false });
   try {
-    const objects = {};
-    for (let i = 0; i < 1000; i++) objects[`o${i}`] = { attributes: { title: { type: 'text' }, n: { type: 'integer' } } };
-    const decl = { objects, views: {} };
-    await store.pushSource('bench', decl, {});
-    await store.bulkCreate('o7', Array.from({ length: 1000 }, (_, i) => ({ title: `t${i}`, n: i })), actor);
-    await session.post('Profiler.start');
-    for (let r = 0; r < 6; r++) {
-      const next = structuredClone(decl);
-      next.objects.o7.attributes[`extra${r}`] = { type: 'text' };
-      next.objects.o7.attributes.n = { type: r % 2 === 0 ? 'number' : 'integer' };
-      const t = performance.now();
-      await store.pushSource('bench', next, { allowDestructive: true });
-      times.push(performance.now() - t);
-      decl.objects = next.objects;
-    }
-    return (await session.post('Profiler.stop')).profile;
+    let profile;
+    const beforePushes = () => session.post('Profiler.start');
+    const afterPushes = async () => void ({ profile } = await session.post('Profiler.stop'));
+    times.push(...(await syncThousand(openStore, join(dir, 'schemasync.db'), { beforePushes, afterPushes })));
+    return profile;
   } finally {
-    await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -67,5 +54,5 @@ session.disconnect();
 times.sort((a, b) => a - b);
 console.log(`${checkout}: ${times.length} pushes under the profiler, median ${times[times.length >> 1].toFixed(1)} ms`);
 const merged = merge(profiles);
-if (process.env.PROFILE_SAVE) (await import("node:fs")).writeFileSync(process.env.PROFILE_SAVE, JSON.stringify(merged));
+if (process.env.PROFILE_SAVE) writeFileSync(process.env.PROFILE_SAVE, JSON.stringify(merged));
 report(merged);
