@@ -59,25 +59,11 @@ export function renameClashes(newIsOwn: boolean, oldIsOwn: boolean): boolean {
   return !newIsOwn || oldIsOwn;
 }
 
-/**
- * The stored attributes by name. Most objects have a handful (five system attributes and a
- * few more): a scan of the list answers those faster than a Map made per object and plan
- * (the planner diffs every object of a 1,000-object declaration on each push).
- */
-function storedByName(stored: readonly StoredAttribute[]): { get(name: string): StoredAttribute | undefined } {
-  if (stored.length > 16) return new Map(stored.map((a) => [a.name, a]));
-  return {
-    get: (name) => {
-      for (const a of stored) if (a.name === name) return a;
-      return undefined;
-    },
-  };
-}
-
 export function diffAttributes(input: AttributeDiffInput): AttributeDiff {
   const { object, storedObject, declared, facts, sourceId } = input;
   const out: AttributeDiff = { renames: [], adds: [], changes: [], drops: [], conflicts: [] };
-  const byName = storedByName(input.stored);
+  const byName = new Map<string, StoredAttribute>();
+  for (const a of input.stored) byName.set(a.name, a);
   const consumed = new Set<string>();
   const records = () => facts.recordCount(storedObject);
 
