@@ -1,5 +1,5 @@
 /** The sync engine's planner (issue 4): pure diff, refusal order, destructive policy. */
-export { planPush, type PlanInput } from './planner.js';
+export { planPush, pushPlanner, type PlanInput } from './planner.js';
 export { refusal, type RefusalOptions } from './refusal.js';
 export { isCovered, uncoveredDestructive, destructiveSteps } from './policy.js';
 export { specOf, storedSpec } from './attributes.js';

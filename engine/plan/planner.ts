@@ -52,94 +52,82 @@ const PHASE: Record<StepAction, number> = {
  * declaration's order within each phase, then the store's order.
  */
 export function planPush(input: PlanInput): Plan {
-  const { sourceId, declaration, facts } = input;
+  return plan(input, undefined);
+}
+
+/**
+ * The planner as the store's data probe runs it (engine/store/sql/probe.ts): the same
+ * inputs on every run, only `facts` answering more each time. What one declared object
+ * contributes to the plan is a pure function of those fixed inputs and of the facts it
+ * asks, so an object that asked nothing contributes the same on every run: it is planned
+ * once and its part reused (on a 1,000-object push the probe's second run planned 999
+ * unchanged objects again). An object that asked a question is planned again with the
+ * answers. Each run returns what `planPush` returns with the same facts
+ * (test/unit/plan-memo.property.test.ts).
+ */
+export function pushPlanner(input: Omit<PlanInput, 'facts'>): (facts: DataFacts) => Plan {
+  const memo: PlanMemo = { quiet: new Map() };
+  return (facts) => plan({ ...input, facts }, memo);
+}
+
+/** What pushPlanner's runs share: the quiet objects' parts, and what every run derives alike from the inputs. */
+interface PlanMemo {
+  /** The parts, by declared object, of earlier runs that asked no data question. */
+  quiet: Map<string, ObjectPart>;
+  stored?: ReadonlyMap<string, StoredObject>;
+  renamed?: ReadonlyMap<string, string>;
+}
+
+/** What one declared object adds to the plan, in the order the loop over objects adds it. */
+interface ObjectPart {
+  steps: Step[];
+  conflicts: Conflict[];
+  /** Its create_object step, ordered with the others after the loop. */
+  create?: Step;
+  /** [stored name, declared name] when the declaration keeps a stored object. */
+  kept?: [string, string];
+}
+
+/** The inputs every object is planned with. */
+interface PlanContext {
+  sourceId: string;
+  declaration: Declaration;
+  stored: ReadonlyMap<string, StoredObject>;
+  prev: Declaration | undefined;
+  facts: DataFacts;
+  renamed: ReadonlyMap<string, string>;
+  objectExists: (name: string) => boolean;
+}
+
+/** `memo`: shared by the runs of one pushPlanner (same inputs, facts answering more). */
+function plan(input: PlanInput, memo: PlanMemo | undefined): Plan {
+  const { sourceId, declaration } = input;
+  let questions = 0;
+  const quiet = memo?.quiet;
+  const facts: DataFacts = quiet ? counted(input.facts, () => questions++) : input.facts;
   const steps: Step[] = [];
   const conflicts: Conflict[] = [];
-  const stored = new Map(input.objects.map((o) => [o.name, o]));
+  const stored = memo?.stored ?? new Map(input.objects.map((o) => [o.name, o]));
   const prev = input.source?.declaration;
   /** stored name → declared name, for every stored object this declaration keeps. */
   const kept = new Map<string, string>();
   const creates: Step[] = [];
-  // Object renames of this push (old → new): relation targets naming the old object follow.
-  const renamed = new Map<string, string>();
-  for (const [name, decl] of Object.entries(declaration.objects)) {
-    const from = renameOf(name, decl, declaration.objects);
-    if (from !== undefined) renamed.set(from, name);
-  }
+  const renamed = memo?.renamed ?? renamesOf(declaration);
+  if (memo) Object.assign(memo, { stored, renamed });
   const objectExists = (name: string): boolean => declares(declaration.objects, name) || stored.has(name);
+  const ctx: PlanContext = { sourceId, declaration, stored, prev, facts, renamed, objectExists };
 
   for (const [name, decl] of Object.entries(declaration.objects)) {
-    const bad = nameConflict(name);
-    if (bad) {
-      conflicts.push(bad);
-      continue;
+    let part = quiet?.get(name);
+    if (!part) {
+      const asked = questions;
+      part = planObject(name, decl, ctx);
+      if (questions === asked) quiet?.set(name, part);
     }
-    let current = stored.get(name);
-    const renamedFrom = renameOf(name, decl, declaration.objects);
-    const clashing = renamedFrom !== undefined && current ? stored.get(renamedFrom) : undefined;
-    if (current && clashing && renameClashes(ownsObject(current, sourceId), ownsObject(clashing, sourceId))) {
-      // the old object is neither dropped nor renamed: the push stops at the conflict
-      // (an object owned elsewhere under the new name is reported as that, first)
-      kept.set(clashing.name, name);
-      conflicts.push(ownershipConflict(current, name, sourceId) ?? {
-        code: 'SCHEMA_SYNC_CONFLICT', target: name, rule: 'rename_clash', ...msg.renameClash('object', name, clashing.name),
-      });
-      continue;
-    }
-    if (!current && renamedFrom !== undefined) {
-      const old = stored.get(renamedFrom);
-      if (old) {
-        const own = ownershipConflict(old, renamedFrom, sourceId);
-        if (own) {
-          conflicts.push(own);
-          continue;
-        }
-        if (old.protected) {
-          conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target: old.name, rule: 'protected', ...msg.protectedEntity(old.name) });
-          continue;
-        }
-        current = old;
-        steps.push({
-          action: 'rename_object', target: name, from: old.name, to: name,
-          destructive: false, label: 'change', reason: `renamed from ${old.name}; keeps its records`,
-        });
-      }
-    }
-    if (!current) {
-      const attrs = diffAttributes({
-        sourceId, object: name, storedObject: name, declared: decl.attributes, stored: [],
-        previouslyDeclared: new Set(), facts: EMPTY_FACTS, renamed, objectExists,
-      });
-      conflicts.push(...attrs.conflicts);
-      creates.push({ action: 'create_object', target: name, object: name, decl: followRenames(decl, renamed), destructive: false, label: 'additive' });
-      continue;
-    }
-    const own = ownershipConflict(current, name, sourceId);
-    if (own) {
-      conflicts.push(own);
-      continue;
-    }
-    kept.set(current.name, name);
-    if (current.protected) {
-      conflicts.push({ code: 'SCHEMA_SYNC_CONFLICT', target: name, rule: 'protected', ...msg.protectedEntity(name) });
-      continue;
-    }
-    const changes = objectChanges(current, decl, sourceId);
-    if (changes.length > 0) {
-      const adopt = current.owner.kind === 'runtime';
-      steps.push({
-        action: 'change_object', target: name, object: name, changes, destructive: false, label: 'change',
-        ...(adopt ? { reason: 'adopts the runtime object; its undeclared attributes stay runtime' } : {}),
-      });
-    }
-    const diff = diffAttributes({
-      sourceId, object: name, storedObject: current.name, declared: decl.attributes,
-      stored: current.attributes,
-      previouslyDeclared: new Set(Object.keys(prev?.objects[current.name]?.attributes ?? {})),
-      facts, renamed, objectExists,
-    });
-    steps.push(...diff.renames, ...diff.adds, ...diff.changes, ...diff.drops);
-    conflicts.push(...diff.conflicts);
+    steps.push(...part.steps);
+    conflicts.push(...part.conflicts);
+    if (part.create) creates.push(part.create);
+    if (part.kept) kept.set(part.kept[0], part.kept[1]);
   }
   steps.push(...orderCreates(creates));
 
@@ -179,6 +167,91 @@ export function planPush(input: PlanInput): Plan {
   conflicts.push(...roleReferenceConflicts(ordered, input.roles ?? [], declaration.roles ?? {}));
   return {
     source: sourceId, baseVersion: input.source?.version ?? 0, steps: ordered, conflicts, summary: summarize(ordered, conflicts), planHash: planHash(ordered),
+  };
+}
+
+/** Object renames of a push (old → new): relation targets naming the old object follow. */
+function renamesOf(declaration: Declaration): Map<string, string> {
+  const renamed = new Map<string, string>();
+  for (const [name, decl] of Object.entries(declaration.objects)) {
+    const from = renameOf(name, decl, declaration.objects);
+    if (from !== undefined) renamed.set(from, name);
+  }
+  return renamed;
+}
+
+/** One declared object: its rename, create, change and attribute steps, and its conflicts. */
+function planObject(name: string, decl: ObjectDecl, ctx: PlanContext): ObjectPart {
+  const { sourceId, stored, prev, facts, renamed, objectExists } = ctx;
+  const objects = ctx.declaration.objects;
+  const steps: Step[] = [];
+  const bad = nameConflict(name);
+  if (bad) return { steps, conflicts: [bad] };
+  let current = stored.get(name);
+  const renamedFrom = renameOf(name, decl, objects);
+  const clashing = renamedFrom !== undefined && current ? stored.get(renamedFrom) : undefined;
+  if (current && clashing && renameClashes(ownsObject(current, sourceId), ownsObject(clashing, sourceId))) {
+    // the old object is neither dropped nor renamed: the push stops at the conflict
+    // (an object owned elsewhere under the new name is reported as that, first)
+    const conflict = ownershipConflict(current, name, sourceId) ?? {
+      code: 'SCHEMA_SYNC_CONFLICT', target: name, rule: 'rename_clash', ...msg.renameClash('object', name, clashing.name),
+    };
+    return { steps, conflicts: [conflict], kept: [clashing.name, name] };
+  }
+  if (!current && renamedFrom !== undefined) {
+    const old = stored.get(renamedFrom);
+    if (old) {
+      const own = ownershipConflict(old, renamedFrom, sourceId);
+      if (own) return { steps, conflicts: [own] };
+      if (old.protected) return { steps, conflicts: [{ code: 'SCHEMA_SYNC_CONFLICT', target: old.name, rule: 'protected', ...msg.protectedEntity(old.name) }] };
+      current = old;
+      steps.push({
+        action: 'rename_object', target: name, from: old.name, to: name,
+        destructive: false, label: 'change', reason: `renamed from ${old.name}; keeps its records`,
+      });
+    }
+  }
+  if (!current) {
+    const attrs = diffAttributes({
+      sourceId, object: name, storedObject: name, declared: decl.attributes, stored: [],
+      previouslyDeclared: new Set(), facts: EMPTY_FACTS, renamed, objectExists,
+    });
+    return {
+      steps,
+      conflicts: attrs.conflicts,
+      create: { action: 'create_object', target: name, object: name, decl: followRenames(decl, renamed), destructive: false, label: 'additive' },
+    };
+  }
+  const own = ownershipConflict(current, name, sourceId);
+  if (own) return { steps, conflicts: [own] };
+  const kept: [string, string] = [current.name, name];
+  if (current.protected) return { steps, conflicts: [{ code: 'SCHEMA_SYNC_CONFLICT', target: name, rule: 'protected', ...msg.protectedEntity(name) }], kept };
+  const changes = objectChanges(current, decl, sourceId);
+  if (changes.length > 0) {
+    const adopt = current.owner.kind === 'runtime';
+    steps.push({
+      action: 'change_object', target: name, object: name, changes, destructive: false, label: 'change',
+      ...(adopt ? { reason: 'adopts the runtime object; its undeclared attributes stay runtime' } : {}),
+    });
+  }
+  const diff = diffAttributes({
+    sourceId, object: name, storedObject: current.name, declared: decl.attributes,
+    stored: current.attributes,
+    previouslyDeclared: new Set(Object.keys(prev?.objects[current.name]?.attributes ?? {})),
+    facts, renamed, objectExists,
+  });
+  steps.push(...diff.renames, ...diff.adds, ...diff.changes, ...diff.drops);
+  return { steps, conflicts: diff.conflicts, kept };
+}
+
+/** `facts`, calling `ask` on every question. */
+function counted(facts: DataFacts, ask: () => void): DataFacts {
+  return {
+    recordCount: (object) => (ask(), facts.recordCount(object)),
+    nonNullCount: (object, attribute) => (ask(), facts.nonNullCount(object, attribute)),
+    violations: (object, attribute, next) => (ask(), facts.violations(object, attribute, next)),
+    documentCount: (object, attribute) => (ask(), facts.documentCount(object, attribute)),
+    recordSample: (object) => (ask(), facts.recordSample(object)),
   };
 }
 

@@ -220,6 +220,17 @@ export interface FulltextPort {
    * table. Either may be undefined (created / dropped).
    */
   afterAttributeChange(tx: Executor, o: StoredObject, oldName: string | undefined, newName: string | undefined): Promise<void>;
+  /**
+   * Run `fn`, the steps of one push inside `tx`, with the per-object upkeep of the hooks
+   * above (search triggers) done once per object at its end, for the object as it then is,
+   * instead of after every change: a push changing several attributes of one object pays
+   * for its triggers once. Inside `fn` every hook keeps its contract except that a touched
+   * object's record writes are not indexed by triggers until `fn` ends; the only record
+   * writes a push makes are a default's backfill, whose attribute the following
+   * afterAttributeChange re-indexes from the table. A throw leaves the index to the
+   * caller's rollback. Nested calls run inside the outer one.
+   */
+  schemaBatch<T>(tx: Executor, fn: () => Promise<T>): Promise<T>;
   /** The object was renamed from `from` (its table already renamed): entries follow. */
   afterObjectRename(tx: Executor, from: string, o: StoredObject): Promise<void>;
   /** The object is about to be dropped: its entries (record and document) go. */

@@ -258,6 +258,10 @@ export const postgresFulltext: FulltextPort = {
     await objectTriggers(tx, o);
   },
 
+  // Trigger DDL costs PostgreSQL no re-read of the whole schema (SQLite's reason to batch):
+  // each hook keeps its own upkeep.
+  schemaBatch: (_tx, fn) => fn(),
+
   async afterObjectRename(tx, from, o) {
     await tx.run('UPDATE _ss_search SET object = ? WHERE object = ?', [o.name, from]);
     // The triggers moved with the table but name the old object: made again, and then the

@@ -105,10 +105,13 @@ const HANDLERS: { [A in StepAction]: Handler<A> } = {
 
 export async function applyPlan(core: Core, tx: Executor, plan: Plan, sourceId: string, declaration: Declaration): Promise<number> {
   const ctx: ApplyContext = { core, tx, owner: { kind: 'source', id: sourceId }, deferred: [] };
-  for (const step of plan.steps) {
-    await (HANDLERS[step.action] as Handler<StepAction>)(step as never, ctx);
-  }
-  for (const d of ctx.deferred) await insertAttribute(core, tx, d.object, d.spec, ctx.owner);
+  // The search index's per-object upkeep once per object touched, not once per step (port.ts).
+  await core.fulltext.schemaBatch(tx, async () => {
+    for (const step of plan.steps) {
+      await (HANDLERS[step.action] as Handler<StepAction>)(step as never, ctx);
+    }
+    for (const d of ctx.deferred) await insertAttribute(core, tx, d.object, d.spec, ctx.owner);
+  });
   const row = await tx.get<{ version: number }>('SELECT version FROM _ss_sources WHERE id = ?', [sourceId]);
   const version = Number(row?.version ?? 0) + 1;
   await tx.run(

@@ -1,7 +1,7 @@
 import { ServiceError } from '../../errors.js';
 import type { Declaration } from '../../model/declaration.js';
 import { sameJson } from '../../model/same-json.js';
-import { planPush, refusal } from '../../plan/index.js';
+import { pushPlanner, refusal } from '../../plan/index.js';
 import type { StoredRole } from '../../model/stored.js';
 import type { Plan } from '../../plan/types.js';
 import type { Executor } from '../port.js';
@@ -61,7 +61,7 @@ async function planAndApply(core: Core, ex: Executor, id: string, declaration: D
   const objects = await core.catalog.list(ex);
   const views = await loadViews(ex);
   // The planner is pure and synchronous; the data it asks about is read in between (probe.ts).
-  const plan = await probeFor(core, ex, (facts) => planPush({ sourceId: id, declaration, objects, views, roles, source, facts }));
+  const plan = await probeFor(core, ex, pushPlanner({ sourceId: id, declaration, objects, views, roles, source }));
   const currentVersion = source?.version ?? 0;
   if (options.dryRun) return { result: { version: currentVersion, applied: false, plan } };
   const refused = refusal(plan, {

@@ -8,7 +8,18 @@ import { writeTransaction } from './database.js';
 import { addColumn, createRecordTable, dropColumn, dropRecordTable, rebuildColumn, renameColumn, renameRecordTable, syncIndex } from './ddl.js';
 import { sqliteDialect } from './dialect.js';
 import { SqliteDriver } from './driver.js';
-import { afterAttributeChange, afterObjectRename, beforeSchemaChange, bulkInsertIndex, bulkUpdateIndex, dropObjectIndex, ensureDocumentTriggers, ensureSearchIndex } from './fulltext.js';
+import {
+  afterAttributeChange,
+  afterObjectRename,
+  beforeSchemaChange,
+  bulkInsertIndex,
+  bulkUpdateIndex,
+  dropObjectIndex,
+  endTriggerBatch,
+  ensureDocumentTriggers,
+  ensureSearchIndex,
+  type TriggerBatch,
+} from './fulltext.js';
 import { isTextLike } from '../../model/types/registry.js';
 import { runFulltext } from './fulltext-query.js';
 
@@ -25,9 +36,13 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
   const driver = new SqliteDriver(path);
   const db = driver.db;
   // DDL re-reads the schema: statements prepared before it are prepared again (driver.ts).
+  // A call that ran none (a batched push's trigger upkeep, an index that stays absent) keeps
+  // them: the schema cookie, which every DDL statement bumps, says whether any ran.
+  const cookie = db.prepare('PRAGMA schema_version').pluck();
   const ddl = (fn: () => void): Promise<void> => {
+    const before = cookie.get();
     fn();
-    driver.clearStatements();
+    if (cookie.get() !== before) driver.clearStatements();
     return Promise.resolve();
   };
   const schema: SchemaDdl = {
@@ -44,16 +59,31 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
     fn();
     return Promise.resolve();
   };
+  // The push running schemaBatch, if any. One per backend is enough: its transaction holds
+  // the connection's queue from BEGIN to COMMIT (driver.ts), so no other call's hooks run
+  // while it is set, and it is cleared whether the push commits or throws.
+  let batch: TriggerBatch | undefined;
   const fulltext: FulltextPort = {
     ensure: (_tx, objects) => {
       const built = ensureSearchIndex(db, objects);
       if (!built) ensureDocumentTriggers(db);
       return Promise.resolve(built);
     },
-    beforeSchemaChange: (_tx, object) => ddl(() => beforeSchemaChange(db, object)),
-    afterAttributeChange: (_tx, o, oldName, newName) => ddl(() => afterAttributeChange(db, o, oldName, newName)),
-    afterObjectRename: (_tx, from, o) => ddl(() => afterObjectRename(db, from, o)),
-    dropObject: (_tx, object) => ddl(() => dropObjectIndex(db, object)),
+    beforeSchemaChange: (_tx, object) => ddl(() => beforeSchemaChange(db, object, batch)),
+    afterAttributeChange: (_tx, o, oldName, newName) => ddl(() => afterAttributeChange(db, o, oldName, newName, batch)),
+    schemaBatch: async (_tx, fn) => {
+      if (batch) return fn();
+      const mine: TriggerBatch = (batch = new Map());
+      try {
+        const out = await fn();
+        await ddl(() => endTriggerBatch(db, mine));
+        return out;
+      } finally {
+        batch = undefined;
+      }
+    },
+    afterObjectRename: (_tx, from, o) => ddl(() => afterObjectRename(db, from, o, batch)),
+    dropObject: (_tx, object) => ddl(() => dropObjectIndex(db, object, batch)),
     // A single record is indexed by its table's triggers; a batch in one pass (fulltext.ts).
     beginWrite: (_tx, o, write) => {
       const index =

@@ -130,6 +130,11 @@ export function openDatabase(path: string): Db {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
+  // TEMP tables in memory, not in a temp file with its own rollback journal: a table rebuild
+  // (ddl.ts) copies the rows through a TEMP table, which in a file cost ~250 write syscalls
+  // per push of a type change. Only that copy and SQLite's transient b-trees (DISTINCT,
+  // IN lists) live there; large sorts still spill to files (SQLite's sorter).
+  db.pragma('temp_store = MEMORY');
   // A write: BEGIN IMMEDIATE (see writeTransaction), so a second process opening the file
   // while the first takes writes waits for the lock rather than exiting "database is locked".
   writeTransaction(db, () => {
