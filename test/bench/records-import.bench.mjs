@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+import { checkTarget } from './target.mjs';
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
 const RSS_ROWS = Number(process.env.BENCH_RSS_ROWS ?? 1_000_000);
@@ -120,6 +121,8 @@ async function defineObject(server, name) {
 
 const check = (label, ok, text) => {
   console.log(`${label}: ${text} ${ok ? 'OK' : 'MISSED'}`);
+  // Recorded for the run's summary like every other bench's targets (test/bench/target.mjs).
+  checkTarget(label, ok, text);
   if (!ok) failures.push(label);
 };
 
