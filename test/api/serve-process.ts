@@ -30,12 +30,22 @@ export function startServeProcess(dataDir: string, args: string[] = [], options:
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
   return new Promise((resolve, reject) => {
+    let started = false;
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
+      // Once started, later output is only collected: the data folder may be gone by then
+      // (a test's cleanup), and reading credentials.json again would throw outside any test.
+      if (started) return;
       const m = /listening on (http:\/\/\S+)[\s\S]*\ndata: .*\n/.exec(out.replace(/\x1b\[[0-9;]*m/g, ''));
       if (!m) return;
-      const ownerKey = (JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as { apiKey: string }).apiKey;
-      resolve({ child, baseUrl: m[1]!, ownerKey, stdout: () => out, stop });
+      started = true;
+      try {
+        const ownerKey = (JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as { apiKey: string }).apiKey;
+        resolve({ child, baseUrl: m[1]!, ownerKey, stdout: () => out, stop });
+      } catch (err) {
+        stop();
+        reject(err as Error);
+      }
     });
     child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
     child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
