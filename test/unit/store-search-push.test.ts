@@ -1,10 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Declaration } from '../../engine/model/declaration.js';
-import { openSqliteStore } from '../../engine/store/index.js';
 import type { SqlStore } from '../../engine/store/sql/store.js';
+import { freshSqliteStore, type OpenedSqliteStore } from '../support/sqlite-store.js';
 import type { Actor } from '../../engine/store/types.js';
 import { errorOf } from '../support/service-error.js';
 
@@ -15,19 +12,11 @@ import { errorOf } from '../support/service-error.js';
  * every text attribute under its new name and type, and the triggers index later writes;
  * a push that fails halfway leaves the triggers exactly as they were.
  */
-let dir: string;
 let store: SqlStore;
-let db: ReturnType<typeof openSqliteStore>['db'];
+let db: OpenedSqliteStore['db'];
 const actor: Actor = { keyId: 'k1', role: 'owner', scopes: null };
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'ss-search-push-'));
-  ({ store, db } = openSqliteStore({ path: join(dir, 'schemasync.db') }));
-});
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+freshSqliteStore('ss-search-push-', (opened) => ({ store, db } = opened));
 
 const before: Declaration = {
   objects: {

@@ -1,28 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Declaration } from '../../engine/model/declaration.js';
 import type { Plan } from '../../engine/plan/types.js';
-import { openSqliteStore } from '../../engine/store/index.js';
 import type { SqlStore } from '../../engine/store/sql/store.js';
+import { freshSqliteStore, type OpenedSqliteStore } from '../support/sqlite-store.js';
 import type { Actor } from '../../engine/store/types.js';
 import { errorOf } from '../support/service-error.js';
 
 /** The data probe, the plan applier and pushSource over a real database (issue 4). */
-let dir: string;
 let store: SqlStore;
-let db: ReturnType<typeof openSqliteStore>['db'];
+let db: OpenedSqliteStore['db'];
 const actor: Actor = { keyId: 'k1', role: 'owner', scopes: null };
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'ss-sync-'));
-  ({ store, db } = openSqliteStore({ path: join(dir, 'schemasync.db') }));
-});
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+freshSqliteStore('ss-sync-', (opened) => ({ store, db } = opened));
 
 const decl = (extra: Record<string, unknown> = {}): Declaration => ({
   objects: {
