@@ -71,4 +71,28 @@ describe('transaction without a savepoint per write', () => {
     expect(await count()).toBe(2);
     expect(await hits('zanzibar')).toHaveLength(1);
   });
+
+  it('nests the savepoints of writes inside writes: an inner failure undoes only the inner write', async () => {
+    await store.transaction(async (tx) => {
+      await tx.createRecord('deal', { code: 'OUTER-1', title: 'first' }, actor);
+      // A transaction inside the body: its writes' savepoints sit inside its own.
+      await tx.transaction(async (inner) => {
+        await inner.createRecord('deal', { code: 'INNER-1', title: 'second' }, actor);
+        expect(await codeOf(() => inner.createRecord('deal', { code: 'OUTER-1', title: 'clash' }, actor))).toBe('SCHEMA_VALIDATION_FAILED');
+        await inner.createRecord('deal', { code: 'INNER-2', title: 'third' }, actor);
+      });
+      // A whole inner transaction that fails is undone whole, the outer one goes on.
+      expect(
+        await codeOf(() =>
+          tx.transaction(async (inner) => {
+            await inner.createRecord('deal', { code: 'GONE', title: 'gone' }, actor);
+            await inner.createRecord('deal', { code: 'INNER-1', title: 'clash' }, actor);
+          }),
+        ),
+      ).toBe('SCHEMA_VALIDATION_FAILED');
+      await tx.createRecord('deal', { code: 'OUTER-2', title: 'last' }, actor);
+    });
+    const codes = (await store.search('deal', { limit: 50 })).records.map((r) => r.values['code']).sort();
+    expect(codes).toEqual(['INNER-1', 'INNER-2', 'OUTER-1', 'OUTER-2']);
+  });
 });
