@@ -45,6 +45,14 @@ describe.skipIf(!onPostgres())('round trips per request on PostgreSQL', () => {
     expect(read[0]).toMatch(/^BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT value FROM _ss_meta/);
   });
 
+  it('a create with an idempotency key (every SDK create sends one) leaves the reused keys version alone: the next request costs three again', async () => {
+    expect((await s.call('POST', '/records/item', { body: { name: 'warm again' } })).status).toBe(201);
+    const keyed = await s.call('POST', '/records/item', { body: { name: 'keyed' }, headers: { 'idempotency-key': `k-${Date.now()}` } });
+    expect(keyed.status).toBe(201);
+    const next = await queriesDuring(async () => expect((await s.call('POST', '/records/item', { body: { name: 'after keyed' } })).status).toBe(201));
+    expect(next, next.join('\n')).toHaveLength(3);
+  });
+
   it('a push through another process is seen by the very next request here (the token is read in that request’s transaction)', async () => {
     for (let round = 0; round < 3; round++) {
       const attribute = `extra${round}`;

@@ -52,3 +52,9 @@ export function endWholeBody<T>(whole: WholeBody, out: T): T {
   if (whole.failed) throw new Error('a write inside transaction(fn, { savepoints: false }) failed and its body went on: rolled back', { cause: whole.failed.error });
   return out;
 }
+
+/** What the writes inside a `transaction` did that its end must act on (store.ts). */
+export interface TransactionMarks {
+  /** A write that may change what a key is ran: the keys version is read again after the commit. */
+  keys: boolean;
+}

@@ -6,7 +6,7 @@ import { isBuiltinRole, type RoleDecl } from '../../model/roles.js';
 import type { Owner } from '../../model/stored.js';
 import type { Backend, Executor } from '../port.js';
 import type { RateCounter } from '../types.js';
-import { endWholeBody, inWholeBody, savepoint, type WholeBody } from './nested-writes.js';
+import { endWholeBody, inWholeBody, savepoint, type TransactionMarks, type WholeBody } from './nested-writes.js';
 import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, KeyGuard, PushOptions, Scope, SearchInput, Store, StoreTransactionOptions } from '../types.js';
 import type { DataFacts, Violation } from '../../plan/facts.js';
 import type { Plan } from '../../plan/types.js';
@@ -59,7 +59,7 @@ interface Shared {
 }
 
 /** Where a store's calls run: each in its own transaction / snapshot, or inside one given. */
-type Binding = { kind: 'top' } | { kind: 'tx'; tx: Executor; core: Core; whole?: WholeBody };
+type Binding = { kind: 'top' } | { kind: 'tx'; tx: Executor; core: Core; whole?: WholeBody; marks: TransactionMarks };
 
 /**
  * The backend-neutral Store (engine/store/types.ts) over a Backend (engine/store/port.ts).
@@ -171,8 +171,8 @@ export class SqlStore implements Store {
   }
 
   /** The same store, its calls bound to `tx` (`transaction`'s `tx`). */
-  private bound(core: Core, tx: Executor, whole?: WholeBody): SqlStore {
-    return new SqlStore(this.shared, { kind: 'tx', tx, core, ...(whole ? { whole } : {}) }, this.path);
+  private bound(core: Core, tx: Executor, marks: TransactionMarks, whole?: WholeBody): SqlStore {
+    return new SqlStore(this.shared, { kind: 'tx', tx, core, marks, ...(whole ? { whole } : {}) }, this.path);
   }
 
   close = async (): Promise<void> => {
@@ -180,17 +180,35 @@ export class SqlStore implements Store {
     await this.shared.backend.driver.close();
   };
 
-  transaction = <T>(fn: (tx: Store) => Promise<T>, options: StoreTransactionOptions = {}): Promise<T> =>
-    this.keysMayChange(
-      this.write(async (core, tx) => {
-        if (options.savepoints !== false) return fn(this.bound(core, tx));
-        const whole: WholeBody = {};
-        return endWholeBody(whole, await fn(this.bound(core, tx, whole)));
-      }),
-    );
+  transaction = async <T>(fn: (tx: Store) => Promise<T>, options: StoreTransactionOptions = {}): Promise<T> => {
+    // Inside another transaction the marks are that one's; at the top, this one's end reads them.
+    const marks: TransactionMarks = this.scope.kind === 'tx' ? this.scope.marks : { keys: false };
+    const body = (core: Core, tx: Executor) => {
+      if (options.savepoints !== false) return fn(this.bound(core, tx, marks));
+      const whole: WholeBody = {};
+      return fn(this.bound(core, tx, marks, whole)).then((out) => endWholeBody(whole, out));
+    };
+    if (this.scope.kind === 'tx') return this.write(body);
+    try {
+      return await this.write(body);
+    } finally {
+      if (marks.keys) this.shared.keysVersion?.forget();
+    }
+  };
 
-  /** A write that may change what a key is (a revoke, a role renamed by a push, any `transaction`): its own process reads the keys version again after it. */
-  private keysMayChange = <T>(write: Promise<T>): Promise<T> => this.shared.keysVersion?.forgetAfter(write) ?? write;
+  /**
+   * A write that may change what a key is (a revoke, a role renamed by a push): this process
+   * reads the keys version again once it has settled — inside a `transaction`, once that one
+   * has (a read before its COMMIT would keep the old version). A transaction whose writes
+   * change no key (an idempotent record write) leaves the reused version alone.
+   */
+  private keysMayChange = <T>(write: Promise<T>): Promise<T> => {
+    if (this.scope.kind === 'tx') {
+      this.scope.marks.keys = true;
+      return write;
+    }
+    return this.shared.keysVersion?.forgetAfter(write) ?? write;
+  };
 
   // ------------------------------------------------------------------ schema
 
