@@ -1,3 +1,4 @@
+import { MAX_BULK_WRITE } from '../../engine/model/limits.js';
 import { createReadStream, createWriteStream, existsSync, statSync, type ReadStream, type WriteStream } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -12,8 +13,6 @@ import { clientOf, shapeOf, type RecordsContext } from '../records/context.js';
 
 /** Refused rows printed on stderr before the rest are only counted (all go to --errors). */
 const SHOWN_REFUSALS = 20;
-/** bulk-create takes up to 10,000 records (engine/model/limits.ts MAX_BULK_WRITE). */
-const MAX_BATCH = 10_000;
 
 /**
  * `schemasync records import <object> <file|->` (contract.md §4, issue 17): prepare (the
@@ -25,7 +24,7 @@ export async function importRecords(ctx: RecordsContext, object: string, file: s
   const o = ctx.options;
   const format = formatOf(o.format, file);
   const batchSize = o.batch === undefined ? 1000 : Number(o.batch);
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH) throw new CliError(`--batch must be a whole number from 1 to ${MAX_BATCH}, got '${o.batch ?? ''}'`);
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BULK_WRITE) throw new CliError(`--batch must be a whole number from 1 to ${MAX_BULK_WRITE}, got '${o.batch ?? ''}'`);
   const onError = o.onError ?? 'stop';
   if (onError !== 'stop' && onError !== 'skip') throw new CliError(`--on-error must be stop or skip, got '${onError}'`);
   const path = file === '-' ? undefined : resolve(ctx.cwd, file);
