@@ -1,38 +1,56 @@
 import { createHash } from 'node:crypto';
 import type { SourceRow } from './read.js';
+import { LineLedger, type LineRange } from './written.js';
 import type { RecordShape, RowError } from './shape.js';
 
 /**
  * The import loop of `schemasync records import` (contract.md §4, issue 17): rows in file
- * order → bulk-create batches of `batchSize` checked rows → one request each, one at a time
- * while the next batch is being read.
+ * order → bulk-create batches → one request each, with up to `inFlight` requests sent and
+ * not yet answered, so the server writes batch k while this process reads, checks and
+ * serialises batch k+1 (one at a time, the two never overlapped: the CLI idled half the
+ * import waiting for answers, and the server idled while the CLI prepared the next batch).
  *
- * Rerun safety. Each batch carries an idempotency key derived from the file's content up
- * to and including that batch: key(n) = sha256(key(n-1) + the batch's rows as the file has
- * them), seeded with the object's name. A rerun of the same file after a crash or Ctrl-C therefore sends the same
- * keys with the same bodies, and the server replays the batches it already wrote instead of
- * writing them again (contract.md §3, 24 hours). Rows before a changed line keep their keys;
- * from the first changed batch on, every key is new — those batches were not written.
+ * Batches. Batch k holds the rows whose place in the file (`seq`, blank lines not counted)
+ * is in [k·batchSize, (k+1)·batchSize) and that the CLI did not refuse. Its boundaries are
+ * places in the file, not counts of rows sent, so fixing a refused row in place changes
+ * that one batch and no boundary after it.
+ *
+ * Rerun safety. Each batch carries an idempotency key derived from the object, `batchSize`,
+ * k and the batch's rows as the file has them — nothing of any other batch. With batches
+ * in flight together, a batch after a refused (or failed) one can be written while the
+ * refused one is not; a rerun of the fixed file must replay that later batch, which a key
+ * chained over the earlier batches' rows would not (the fixed row would change it). So a
+ * rerun of the same file (or of the file with rows fixed in place) after a crash, Ctrl-C or
+ * a refusal sends the same keys with the same bodies for every unchanged batch, and the
+ * server replays the ones it already wrote instead of writing them again (contract.md §3,
+ * 24 hours). Two batches with equal rows at different places have different keys (k).
  *
  * Refusals. Rows the registry's rules refuse never leave the CLI. A batch the server
  * refuses (a relation or document id that does not exist, a unique value already stored)
  * answers SCHEMA_VALIDATION_FAILED naming each item, and nothing of it was written (bulk
- * writes are all or nothing). With `stop` the import ends there; with `skip` those rows
- * are reported and the rest of the batch is sent again under a key derived from the batch's
- * key and the round. On a rerun the first attempt is refused again the same way and the
- * second one is replayed; if the refusals differ (the reduced batch differs), the server
- * answers 409 for that key and the batch is reported as imported by the earlier run rather
- * than written a second time.
+ * writes are all or nothing). With `stop` nothing more is sent; the batches already in
+ * flight settle (they may be written: each is its own all-or-nothing write) and the result
+ * says exactly which lines are in the store (LineLedger). With `skip` those rows are
+ * reported and the rest of the batch is sent again under a key derived from the batch's key
+ * and the round. On a rerun the first attempt is refused again the same way and the second
+ * one is replayed; if the refusals differ (the reduced batch differs), the server answers
+ * 409 for that key and the batch is reported as imported by the earlier run rather than
+ * written a second time.
  *
- * Concurrency: one batch is in flight at a time, so batches land in file order and a stop
- * leaves a clean prefix of the file imported; other clients writing the same object at the
- * same time are judged by the server per batch (unique values, relation ids), like any write.
+ * Concurrency: the batches of one import are independent writes (disjoint rows, distinct
+ * keys), so any order in which the server commits them leaves the same rows stored; what
+ * depends on order — a `unique` value repeated in two batches in flight, a relation to a
+ * row of a later batch — is judged by the server per batch, as for any two clients, and a
+ * refusal is reported by line like any other. Other clients writing the same object at the
+ * same time are judged the same way.
  */
 export interface ImportSettings {
   object: string;
   batchSize: number;
   dryRun: boolean;
   onError: 'stop' | 'skip';
+  /** Batches sent and not yet answered, at most (1 sends one at a time). */
+  inFlight: number;
 }
 
 export interface ImportEvents {
@@ -46,7 +64,7 @@ export interface ImportEvents {
 export type BatchChecker = (records: Record<string, unknown>[]) => Promise<Map<number, RowError[]>>;
 
 /** Sends one batch (waiting out 429s); says whether the server replayed an earlier answer. */
-export type BatchSender = (records: Record<string, unknown>[], idempotencyKey: string, label: string) => Promise<{ replayed: boolean }>;
+export type BatchSender = (rows: readonly SourceRow[], idempotencyKey: string, label: string) => Promise<{ replayed: boolean }>;
 
 export interface ImportResult {
   rows: number;
@@ -57,8 +75,16 @@ export interface ImportResult {
   batches: number;
   /** `--on-error stop` ended the import at a refused row. */
   stopped: boolean;
-  /** The last line whose batch was written (or replayed), for the "continue from" message. */
+  /** The last line of the file whose row is in the store (written or replayed). */
   lastImportedLine: number | undefined;
+  /** The lines whose rows are in the store, in file order (this run's writes and replays). */
+  written: LineRange[];
+  /** Lines of batches sent whose answer never came (the connection failed): maybe written. */
+  unsure: LineRange[];
+  /** The last line read; rows after it were not read, so not sent. */
+  lastLineRead: number;
+  /** What ended the import early that is not about rows (403, the server went away …). */
+  failure?: unknown;
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -71,12 +97,17 @@ export async function importRows(
   events: ImportEvents,
   check?: BatchChecker,
 ): Promise<ImportResult> {
-  const result: ImportResult = { rows: 0, imported: 0, alreadyImported: 0, refused: 0, batches: 0, stopped: false, lastImportedLine: undefined };
-  let chain = sha256(`schemasync records import v1\u0000${settings.object}`);
-  let fatal: unknown;
-  let inflight: Promise<void> = Promise.resolve();
+  const result: ImportResult = { rows: 0, imported: 0, alreadyImported: 0, refused: 0, batches: 0, stopped: false, lastImportedLine: undefined, written: [], unsure: [], lastLineRead: 0 };
+  const written = new LineLedger();
+  const unsure = new LineLedger();
+  const seed = `schemasync records import v2\u0000${settings.object}\u0000${settings.batchSize}`;
+  // The first failure by batch, so the error reported is the earliest one in the file.
+  let failure: { batch: number; err: unknown } | undefined;
+  const inflight = new Set<Promise<void>>();
   let batch: SourceRow[] = [];
   const duplicates = settings.dryRun ? new UniqueInFile(shape) : undefined;
+  // Nothing more is sent once a row stopped the import or a batch failed.
+  const halted = () => result.stopped || failure !== undefined;
 
   const refuse = (row: SourceRow, errors: RowError[]) => {
     result.refused++;
@@ -85,41 +116,55 @@ export async function importRows(
     if (settings.onError === 'stop' && !settings.dryRun) result.stopped = true;
   };
 
+  const stored = (items: readonly SourceRow[], replayed: boolean) => {
+    if (replayed) result.alreadyImported += items.length;
+    else result.imported += items.length;
+    written.add(items);
+  };
+
   const flush = async (items: SourceRow[]): Promise<void> => {
     const n = ++result.batches;
     // The rows as the file has them, hashed without building the batch's text a second time.
-    const hash = createHash('sha256').update(chain);
+    const hash = createHash('sha256').update(seed).update(`\u0000${Math.floor(items[0]!.seq / settings.batchSize)}`);
     for (const r of items) hash.update('\u0000').update(r.text);
-    chain = hash.digest('hex');
-    let key = `import-${chain.slice(0, 48)}`;
+    const base = hash.digest('hex');
+    let key = `import-${base.slice(0, 48)}`;
     let pending = items;
     for (let round = 0; pending.length > 0; round++) {
       const label = `batch ${n} (lines ${pending[0]!.line}–${pending[pending.length - 1]!.line})`;
       try {
-        const answer = await send!(pending.map((r) => r.values), key, label);
-        if (answer.replayed) {
-          result.alreadyImported += pending.length;
-          events.notice(`${label} was imported by an earlier run; not written again`);
-        } else {
-          result.imported += pending.length;
-        }
-        result.lastImportedLine = pending[pending.length - 1]!.line;
+        const answer = await send!(pending, key, label);
+        if (answer.replayed) events.notice(`${label} was imported by an earlier run; not written again`);
+        stored(pending, answer.replayed);
         return;
       } catch (err) {
         if (isKeyReused(err)) {
           events.notice(`${label} was imported by an earlier run that refused other rows; not written again`);
-          result.alreadyImported += pending.length;
-          result.lastImportedLine = pending[pending.length - 1]!.line;
+          stored(pending, true);
           return;
         }
         const named = refusedItems(err, pending.length);
-        if (!named) throw err;
+        if (!named) {
+          // Sent, and no answer: it may have been written (a rerun replays it if so).
+          if (answerLost(err)) unsure.add(pending);
+          if (failure === undefined || n < failure.batch) failure = { batch: n, err };
+          return;
+        }
         for (const [i, errors] of named) refuse(pending[i]!, errors);
         if (result.stopped) return;
         pending = pending.filter((_r, i) => !named.has(i));
-        key = `import-${sha256(`${chain}\u0000skip\u0000${round + 1}`).slice(0, 48)}`;
+        key = `import-${sha256(`${base}\u0000skip\u0000${round + 1}`).slice(0, 48)}`;
       }
     }
+  };
+
+  // At most `inFlight` unanswered batches: the reading waits (and so does the file, through
+  // the async iterator's backpressure) until one settles. flush never rejects.
+  const launch = async (items: SourceRow[]): Promise<void> => {
+    while (inflight.size >= settings.inFlight) await Promise.race(inflight);
+    if (halted()) return;
+    const p: Promise<void> = flush(items).finally(() => inflight.delete(p));
+    inflight.add(p);
   };
 
   // Dry run: rows the file alone lets through are checked against the stored data a batch at
@@ -130,36 +175,42 @@ export async function importRows(
   };
 
   for await (const row of rows) {
+    if (halted()) break;
     result.rows++;
+    result.lastLineRead = row.line;
     if ((result.rows & 255) === 0) events.progress(result.rows);
     const errors = row.errors.length > 0 ? row.errors : (duplicates?.check(row.values) ?? []);
     if (errors.length > 0) {
       refuse(row, errors);
       if (result.stopped) break;
-      continue;
+    } else if (!settings.dryRun || check) {
+      batch.push(row);
     }
-    if (settings.dryRun && !check) continue;
-    batch.push(row);
-    if (settings.dryRun) {
-      if (batch.length >= settings.batchSize) {
-        await checkBatch(batch);
-        batch = [];
-      }
-      continue;
-    }
-    if (batch.length >= settings.batchSize) {
-      await inflight;
-      if (fatal !== undefined || result.stopped) break;
-      inflight = flush(batch).catch((err: unknown) => void (fatal = err));
+    // The batch ends at a place in the file, whatever was refused before it.
+    if ((row.seq + 1) % settings.batchSize === 0 && batch.length > 0) {
+      const full = batch;
       batch = [];
+      if (settings.dryRun) await checkBatch(full);
+      else await launch(full);
     }
   }
-  await inflight;
-  if (settings.dryRun && batch.length > 0) await checkBatch(batch);
-  else if (fatal === undefined && !result.stopped && batch.length > 0) await flush(batch);
+  if (batch.length > 0 && !halted()) {
+    if (settings.dryRun) await checkBatch(batch);
+    else await launch(batch);
+  }
+  await Promise.all(inflight);
   events.progress(result.rows);
-  if (fatal !== undefined) throw fatal;
+  result.written = written.ranges();
+  result.unsure = unsure.ranges();
+  result.lastImportedLine = result.written[result.written.length - 1]?.to;
+  if (failure !== undefined) result.failure = failure.err;
   return result;
+}
+
+/** A failure after the request left: no answer (status 0) or a 5xx — the write may have happened. */
+function answerLost(err: unknown): boolean {
+  const status = (err as { status?: unknown } | null)?.status;
+  return typeof status !== 'number' || status === 0 || status >= 500;
 }
 
 /**

@@ -14,9 +14,18 @@ import type { RecordShape, RowError } from './shape.js';
 export interface SourceRow {
   /** 1-based line of the file where the row starts. */
   line: number;
+  /** The row's place among the file's rows (0-based; blank lines and a CSV header not counted). */
+  seq: number;
   /** The row as the file has it (an NDJSON line, a CSV record's cells): what idempotency keys hash. */
   text: string;
   values: Record<string, unknown>;
+  /**
+   * `values` as JSON text when the file's own text is exactly that: an NDJSON line that
+   * JSON.parse made into `values` itself (one JSON object, attribute names only). Sent as it
+   * is, the server parses the very text the CLI parsed and checked, so it gets the same
+   * values; the CLI skips serialising them again. Otherwise undefined.
+   */
+  json: string | undefined;
   errors: RowError[];
 }
 
@@ -48,6 +57,7 @@ export function readRows(input: Readable, format: ImportFormat, shape: RecordSha
 async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes): AsyncGenerator<SourceRow> {
   const lines = createInterface({ input, crlfDelay: Infinity });
   let line = 0;
+  let seq = 0;
   for await (const text of lines) {
     line++;
     if (isBlank(text)) continue;
@@ -55,11 +65,11 @@ async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes
     try {
       parsed = JSON.parse(text);
     } catch (err) {
-      yield { line, text, values: {}, errors: [{ message: `not a JSON object: ${(err as Error).message}` }] };
+      yield { line, seq: seq++, text, values: {}, json: undefined, errors: [{ message: `not a JSON object: ${(err as Error).message}` }] };
       continue;
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      yield { line, text, values: {}, errors: [{ message: 'must be a JSON object of attribute → value' }] };
+      yield { line, seq: seq++, text, values: {}, json: undefined, errors: [{ message: 'must be a JSON object of attribute → value' }] };
       continue;
     }
     const object = parsed as Record<string, unknown>;
@@ -67,7 +77,7 @@ async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes
     // (no copy per row). Otherwise only attribute names (NAME_PATTERN) are copied, so
     // `__proto__` in a line is an unknown key and never a prototype.
     if (onlyAttributes(object, shape)) {
-      yield { line, text, values: object, errors: shape.check(object, 'create') };
+      yield { line, seq: seq++, text, values: object, json: text, errors: shape.check(object, 'create') };
       continue;
     }
     const values: Record<string, unknown> = {};
@@ -82,7 +92,7 @@ async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes
       }
     }
     errors.push(...shape.check(values, 'create'));
-    yield { line, text, values, errors };
+    yield { line, seq: seq++, text, values, json: undefined, errors };
   }
 }
 
@@ -114,6 +124,7 @@ async function* readCsv(input: Readable, shape: RecordShape, notes: ReadNotes): 
   );
   input.on('error', (err) => parser.destroy(err));
   let header: (string | null)[] | undefined;
+  let seq = 0;
   try {
     for await (const item of parser as AsyncIterable<{ record: (string | null)[]; info: { lines: number } }>) {
       const cells = item.record;
@@ -127,7 +138,7 @@ async function* readCsv(input: Readable, shape: RecordShape, notes: ReadNotes): 
       // The record as read, unambiguously (null and "" apart).
       const text = JSON.stringify(cells);
       if (cells.length !== header.length) {
-        yield { line, text, values: {}, errors: [{ message: `has ${cells.length} cells; the header has ${header.length}` }] };
+        yield { line, seq: seq++, text, values: {}, json: undefined, errors: [{ message: `has ${cells.length} cells; the header has ${header.length}` }] };
         continue;
       }
       const values: Record<string, unknown> = {};
@@ -145,7 +156,7 @@ async function* readCsv(input: Readable, shape: RecordShape, notes: ReadNotes): 
         const i = e.attribute === undefined ? -1 : header.indexOf(e.attribute);
         errors.push(i >= 0 ? { ...e, column: i + 1 } : e);
       }
-      yield { line, text, values, errors };
+      yield { line, seq: seq++, text, values, json: undefined, errors };
     }
   } catch (err) {
     const e = err as CsvError & { lines?: number };

@@ -19,6 +19,8 @@ export interface ClientOptions {
 export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
+  /** `body` as JSON text already, sent instead of serialising `body` (RecordsApi.bulkCreateUnanswered). */
+  json?: string;
   headers?: Record<string, string>;
   /**
    * Safe to repeat: by default GET and PUT, and POSTs carrying an idempotency-key; read-only
@@ -133,7 +135,7 @@ export class Transport {
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     // JSON.stringify writes an unpaired surrogate as a \uD8xx escape: the text says whether
     // a walk of the body is worth it (a 10,000-record bulk-create is not walked for nothing).
-    const json = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const json = options.body === undefined ? undefined : (options.json ?? JSON.stringify(options.body));
     if (json !== undefined && (/\\u[dD][89a-fA-F]/.test(json) || json.includes('__proto__') || json.includes('"constructor"'))) refuseIllFormed(options.body, '');
     refuseIllFormed(options.headers ?? {}, 'headers');
     if (typeof options.idempotencyKey === 'string') refuseIllFormed(options.idempotencyKey, 'idempotency-key');
