@@ -2,8 +2,15 @@
 // 1. import 100,000 NDJSON records (5 typed attributes) through the CLI (a child process, the
 //    built bin) into a local `schemasync serve` (another child, --no-rate-limit) vs the raw
 //    better-sqlite3 loop over the same file: read it line by line, JSON.parse, INSERT in one
-//    transaction into the same STRICT columns (target: ≥ 0.5 of the raw loop's rows/s). The
-//    in-memory insert loop alone (rows already parsed) is printed too.
+//    transaction into the same STRICT columns. The in-memory insert loop alone (rows already
+//    parsed) is printed too.
+//    The gate is the issue's: the import's rows/s ≥ 0.5 × the raw loop's rows/s "in the same
+//    run" — a rate, so wall time (the whole CLI process, start to exit, against the raw loop's
+//    read + parse + insert). Best of BENCH_IMPORT_ROUNDS (default 3, at least 2) CLI and raw
+//    runs, alternated (CLI, raw, CLI, raw …) so a burst of load on this shared machine falls
+//    on both sides rather than on one. The CPU time of both sides (CLI + server vs the raw
+//    loop) and its ratio are printed beside it as the cost, not gated: on 2 cores the CLI and
+//    the server work at the same time, which is what the rate measures and the CPU sum hides.
 // 2. the CLI's peak RSS importing a 1,000,000-row file (VmHWM of the child, sampled; target
 //    < 150 MB, i.e. flat: it streams).
 // 3. export 100,000 records (NDJSON and CSV) through the CLI: ≥ 50,000 rows/s.
@@ -13,7 +20,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
@@ -21,6 +28,7 @@ import { checkTarget } from './target.mjs';
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
 const RSS_ROWS = Number(process.env.BENCH_RSS_ROWS ?? 1_000_000);
+const ROUNDS = Math.max(2, Number(process.env.BENCH_IMPORT_ROUNDS ?? 3));
 const root = new URL('../..', import.meta.url).pathname;
 const bin = join(root, 'bin', 'schemasync');
 const dir = mkdtempSync(join(tmpdir(), 'ss-bench-records-'));
@@ -88,8 +96,8 @@ function cpuOf(pid) {
 /**
  * Runs the CLI under /usr/bin/time; resolves with its wall time, its CPU time and peak RSS
  * (getrusage of the child: exact, not sampled) and the CPU the server used meanwhile. On a
- * shared 2-core machine wall time swings with the load, so the ratios are given on CPU time
- * (what the work costs) as well as on wall time.
+ * shared 2-core machine wall time swings with the load, so the CPU time (what the work costs)
+ * is printed beside it.
  */
 function runCli(server, args) {
   return new Promise((resolve, reject) => {
@@ -131,15 +139,15 @@ try {
   await writeRows(file, ROWS);
   console.log(`import ${ROWS.toLocaleString('en-US')} NDJSON records, 5 typed attributes (${(statSync(file).size / 1e6).toFixed(1)} MB)`);
   const server = await startServer(join(dir, 'data'));
+  const loadAtStart = loadavg().map((x) => x.toFixed(2)).join(', ');
   try {
-    // 1. import: best of two CLI runs (each into a fresh object) against the best of two raw runs.
+    // 1. import: CLI runs (each into a fresh object) and raw runs, alternated; best of each.
     const cli = [];
-    for (const name of ['item_a', 'item_b']) {
+    const raw = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const name = `item_${round}`;
       await defineObject(server, name);
       cli.push(await runCli(server, ['records', 'import', name, file]));
-    }
-    const raw = [];
-    for (let i = 0; i < 2; i++) {
       const c0 = process.cpuUsage();
       const r = await rawImport(file);
       const c = process.cpuUsage(c0);
@@ -147,19 +155,22 @@ try {
       for (const ext of ['', '-wal', '-shm']) rmSync(join(dir, `raw.db${ext}`), { force: true });
     }
     const best = (xs, f) => Math.min(...xs.map(f));
+    const rate = (ms) => (ROWS / ms) * 1000;
+    const rows = (ms) => Math.round(rate(ms)).toLocaleString('en-US');
     const cliMs = best(cli, (r) => r.ms);
     const cliCpu = best(cli, (r) => r.cpuS + r.serverCpuS);
     const rawMs = best(raw, (r) => r.total);
     const rawCpu = best(raw, (r) => r.cpuS);
     const insertMs = best(raw, (r) => r.insertOnly);
-    console.log(`CLI import (whole process: start, schema read, ${Math.ceil(ROWS / 1000)} bulk-create batches): wall ${cli.map((r) => r.ms.toFixed(0)).join(', ')} ms → ${Math.round((ROWS / cliMs) * 1000).toLocaleString('en-US')} rows/s; CPU CLI ${cli.map((r) => r.cpuS.toFixed(2)).join(', ')} s + server ${cli.map((r) => r.serverCpuS.toFixed(2)).join(', ')} s`);
-    console.log(`raw better-sqlite3 loop over the same file (read, parse, insert): wall ${raw.map((r) => r.total.toFixed(0)).join(', ')} ms (insert loop alone ${insertMs.toFixed(0)} ms); CPU ${raw.map((r) => r.cpuS.toFixed(2)).join(', ')} s`);
-    console.log(`import ratio on wall time: ${(rawMs / cliMs).toFixed(2)}× (vs the insert loop alone ${(insertMs / cliMs).toFixed(2)}×)`);
-    check('import ratio CLI / raw loop (CPU time: CLI + server vs raw)', rawCpu / cliCpu >= 0.5, `${(rawCpu / cliCpu).toFixed(2)}× (target ≥ 0.50×)`);
+    console.log(`load average at the start of the import runs: ${loadAtStart}`);
+    console.log(`CLI import (whole process: start, schema read, ${Math.ceil(ROWS / 1000)} bulk-create batches): wall ${cli.map((r) => r.ms.toFixed(0)).join(', ')} ms → best ${rows(cliMs)} rows/s; CPU CLI ${cli.map((r) => r.cpuS.toFixed(2)).join(', ')} s + server ${cli.map((r) => r.serverCpuS.toFixed(2)).join(', ')} s`);
+    console.log(`raw better-sqlite3 loop over the same file (read, parse, insert): wall ${raw.map((r) => r.total.toFixed(0)).join(', ')} ms → best ${rows(rawMs)} rows/s (insert loop alone ${insertMs.toFixed(0)} ms); CPU ${raw.map((r) => r.cpuS.toFixed(2)).join(', ')} s`);
+    console.log(`cost in CPU time (not gated): best CLI + server ${cliCpu.toFixed(2)} s vs raw loop ${rawCpu.toFixed(2)} s → ${(rawCpu / cliCpu).toFixed(2)}×; vs the insert loop alone on wall time ${(insertMs / cliMs).toFixed(2)}×`);
+    check('import rate CLI / raw loop (rows/s, wall time, best of each)', rate(cliMs) / rate(rawMs) >= 0.5, `${rows(cliMs)} vs ${rows(rawMs)} rows/s → ${(rate(cliMs) / rate(rawMs)).toFixed(2)}× (target ≥ 0.50×)`);
 
     // 3. export the 100,000 records just imported.
     for (const format of ['ndjson', 'csv']) {
-      const r = await runCli(server, ['records', 'export', 'item_a', '--out', `out-${format}.${format}`]);
+      const r = await runCli(server, ['records', 'export', 'item_0', '--out', `out-${format}.${format}`]);
       const rate = (ROWS / r.ms) * 1000;
       const cpuRate = ROWS / (r.cpuS + r.serverCpuS);
       check(`export ${format}`, rate >= 50_000, `wall ${r.ms.toFixed(0)} ms → ${Math.round(rate).toLocaleString('en-US')} rows/s (target ≥ 50,000); CPU CLI ${r.cpuS.toFixed(2)} s + server ${r.serverCpuS.toFixed(2)} s → ${Math.round(cpuRate).toLocaleString('en-US')} rows per CPU second; peak RSS ${r.peakMb.toFixed(0)} MB`);
