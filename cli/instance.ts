@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { parse } from 'yaml';
 import { SchemaClient } from '../engine/sdk/index.js';
 import type { CommandContext } from './context.js';
 import { CliError } from './errors.js';
+import { parseYaml } from './yaml-text.js';
 import { pickTarget, type PickedTarget } from './target.js';
 
 /**
@@ -40,7 +40,7 @@ function readJson(file: string): Credentials | undefined {
 
 function configBaseUrl(configPath: string): string | undefined {
   try {
-    const v = parse(readFileSync(configPath, 'utf8')) as { baseUrl?: unknown } | null;
+    const v = parseYaml(readFileSync(configPath, 'utf8')) as { baseUrl?: unknown } | null;
     return typeof v?.baseUrl === 'string' && v.baseUrl !== '' ? v.baseUrl : undefined;
   } catch {
     return undefined; // a broken config is reported by the loader, not here

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -22,6 +21,8 @@ export async function launch(argv: readonly string[] = process.argv.slice(2)): P
     return;
   }
   const bin = fileURLToPath(new URL('../../bin/schemasync', import.meta.url));
+  // Loaded here, not at the top: the child, which runs the import, never needs it.
+  const { spawn } = await import('node:child_process');
   const child = spawn(process.execPath, [...process.execArgv, YOUNG_LIMIT, bin, ...argv], {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, [CHILD]: '1' },

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { parse } from 'yaml';
 import { closest } from '../engine/declaration/suggest.js';
 import type { TargetConfig } from '../engine/model/declaration.js';
 import type { CommandContext } from './context.js';
 import { CliError } from './errors.js';
+import { parseYaml } from './yaml-text.js';
 
 /**
  * Which target of `targets:` a command runs against (contract.md §7): `--target NAME`, else
@@ -23,7 +23,7 @@ type TargetContext = Pick<CommandContext, 'cwd' | 'global'>;
 function targetsIn(configPath: string): Record<string, TargetConfig> | undefined {
   if (!existsSync(configPath)) return undefined;
   try {
-    const v = parse(readFileSync(configPath, 'utf8')) as { targets?: unknown } | null;
+    const v = parseYaml(readFileSync(configPath, 'utf8')) as { targets?: unknown } | null;
     const t = v?.targets;
     return t !== null && typeof t === 'object' && !Array.isArray(t) ? (t as Record<string, TargetConfig>) : undefined;
   } catch {

@@ -9,6 +9,7 @@ import { CliError } from '../errors.js';
 import { parseFilter } from '../records/query.js';
 import { whileThrottled } from '../records/throttle.js';
 import { formatOf } from '../records/read.js';
+import { grouped } from '../render/numbers.js';
 import { clientOf, shapeOf, type RecordsContext } from '../records/context.js';
 
 
@@ -79,7 +80,7 @@ export async function exportRecords(ctx: RecordsContext, object: string): Promis
   const seconds = (Date.now() - started) / 1000;
   if (target) {
     if (ctx.global.json) ctx.stdout.write(`${JSON.stringify({ object, out: target, format, records: count, seconds })}\n`);
-    else ctx.stdout.write(`exported ${count.toLocaleString('en-US')} records of ${object} to ${o.out} (${format}) in ${seconds.toFixed(1)} s\n`);
+    else ctx.stdout.write(`exported ${grouped(count)} records of ${object} to ${o.out} (${format}) in ${seconds.toFixed(1)} s\n`);
   }
   return 0;
 }

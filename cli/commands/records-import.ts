@@ -9,6 +9,7 @@ import { StoredCheck } from '../records/stored-check.js';
 import type { RowError } from '../records/shape.js';
 import { whileThrottled } from '../records/throttle.js';
 import { gapsOf, linesText } from '../records/written.js';
+import { grouped } from '../render/numbers.js';
 import { rowProgress, type ProgressBar } from '../render/progress.js';
 import { clientOf, shapeOf, type RecordsContext } from '../records/context.js';
 
@@ -129,7 +130,7 @@ function render(ctx: RecordsContext, object: string, file: string, r: ImportResu
     ctx.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
     return;
   }
-  const n = (x: number) => x.toLocaleString('en-US');
+  const n = grouped;
   const lines: string[] = [];
   if (s.dryRun) {
     lines.push(`dry run: ${n(r.rows - r.refused)} of ${n(r.rows)} rows of ${source} would be imported into ${object}; ${n(r.refused)} refused. Nothing was written.`);

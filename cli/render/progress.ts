@@ -1,3 +1,5 @@
+import { grouped } from './numbers.js';
+
 /**
  * One-line progress bars on stderr, drawn only when stderr is a terminal, so pipes, CI logs
  * and tests see nothing. Each redraws at most ten times a second.
@@ -65,9 +67,8 @@ export function progressBar(stream: NodeJS.WritableStream, options: { total: num
  */
 export function rowProgress(stream: NodeJS.WritableStream, options: { label: string; totalBytes: number | undefined; bytesRead: () => number }): ProgressBar {
   if (!isTty(stream)) return NO_BAR;
-  const count = (x: number) => Math.round(x).toLocaleString('en-US');
   return liveLine(stream, (rows, secs) => {
-    const counts = `${count(rows)} rows ${count(rows / secs)} rows/s`;
+    const counts = `${grouped(rows)} rows ${grouped(rows / secs)} rows/s`;
     if (!options.totalBytes) return `${options.label} ${counts}`;
     const frac = Math.min(options.bytesRead() / options.totalBytes, 1);
     const eta = frac > 0 ? ` ETA ${clock((secs / frac) * (1 - frac))}` : '';
