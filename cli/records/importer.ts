@@ -90,7 +90,7 @@ export interface ImportResult {
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 export async function importRows(
-  rows: AsyncIterable<SourceRow>,
+  rows: AsyncIterable<readonly SourceRow[]>,
   shape: RecordShape,
   send: BatchSender | undefined,
   settings: ImportSettings,
@@ -174,24 +174,26 @@ export async function importRows(
     for (const i of [...named.keys()].sort((a, b) => a - b)) refuse(items[i]!, named.get(i)!);
   };
 
-  for await (const row of rows) {
-    if (halted()) break;
-    result.rows++;
-    result.lastLineRead = row.line;
-    if ((result.rows & 255) === 0) events.progress(result.rows);
-    const errors = row.errors.length > 0 ? row.errors : (duplicates?.check(row.values) ?? []);
-    if (errors.length > 0) {
-      refuse(row, errors);
-      if (result.stopped) break;
-    } else if (!settings.dryRun || check) {
-      batch.push(row);
-    }
-    // The batch ends at a place in the file, whatever was refused before it.
-    if ((row.seq + 1) % settings.batchSize === 0 && batch.length > 0) {
-      const full = batch;
-      batch = [];
-      if (settings.dryRun) await checkBatch(full);
-      else await launch(full);
+  reading: for await (const run of rows) {
+    for (const row of run) {
+      if (halted()) break reading;
+      result.rows++;
+      result.lastLineRead = row.line;
+      if ((result.rows & 255) === 0) events.progress(result.rows);
+      const errors = row.errors.length > 0 ? row.errors : (duplicates?.check(row.values) ?? []);
+      if (errors.length > 0) {
+        refuse(row, errors);
+        if (result.stopped) break reading;
+      } else if (!settings.dryRun || check) {
+        batch.push(row);
+      }
+      // The batch ends at a place in the file, whatever was refused before it.
+      if ((row.seq + 1) % settings.batchSize === 0 && batch.length > 0) {
+        const full = batch;
+        batch = [];
+        if (settings.dryRun) await checkBatch(full);
+        else await launch(full);
+      }
     }
   }
   if (batch.length > 0 && !halted()) {

@@ -1,6 +1,5 @@
 import { parse as parseCsv, type CsvError } from 'csv-parse';
 import { extname } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { CliError } from '../errors.js';
 import type { RecordShape, RowError } from './shape.js';
@@ -50,50 +49,85 @@ export interface ReadNotes {
   ignored: Set<string>;
 }
 
-export function readRows(input: Readable, format: ImportFormat, shape: RecordShape, notes: ReadNotes): AsyncGenerator<SourceRow> {
+/**
+ * The rows in runs: every row of one chunk of the file at once (NDJSON: a 64 KiB read, ~700
+ * rows), so the import loop awaits once per chunk rather than once per row — a promise and a
+ * turn of the async machinery per row were a fifth of the CLI's reading time.
+ */
+export function readRows(input: Readable, format: ImportFormat, shape: RecordShape, notes: ReadNotes): AsyncGenerator<SourceRow[]> {
   return format === 'csv' ? readCsv(input, shape, notes) : readNdjson(input, shape, notes);
 }
 
-async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes): AsyncGenerator<SourceRow> {
-  const lines = createInterface({ input, crlfDelay: Infinity });
-  let line = 0;
-  let seq = 0;
-  for await (const text of lines) {
-    line++;
-    if (isBlank(text)) continue;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (err) {
-      yield { line, seq: seq++, text, values: {}, json: undefined, errors: [{ message: `not a JSON object: ${(err as Error).message}` }] };
-      continue;
+/**
+ * NDJSON lines: split at \n, \r\n or a lone \r, as node:readline splits them (so line numbers
+ * are the ones an editor shows), but a chunk at a time. A chunk's strings are decoded by the
+ * stream (setEncoding), which keeps a character split across two reads whole.
+ */
+async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes): AsyncGenerator<SourceRow[]> {
+  input.setEncoding('utf8');
+  const state = { line: 0, seq: 0 };
+  let rest = '';
+  for await (const chunk of input as AsyncIterable<string>) {
+    const text = rest === '' ? chunk : rest + chunk;
+    const rows: SourceRow[] = [];
+    let start = 0;
+    for (let i = nextBreak(text, 0); i !== -1; i = nextBreak(text, start)) {
+      // A \r last in the chunk may be the first half of a \r\n: wait for the next chunk.
+      if (text.charCodeAt(i) === 0x0d && i === text.length - 1) break;
+      const row = ndjsonRow(text.slice(start, i), state, shape, notes);
+      if (row) rows.push(row);
+      start = text.charCodeAt(i) === 0x0d && text.charCodeAt(i + 1) === 0x0a ? i + 2 : i + 1;
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      yield { line, seq: seq++, text, values: {}, json: undefined, errors: [{ message: 'must be a JSON object of attribute → value' }] };
-      continue;
-    }
-    const object = parsed as Record<string, unknown>;
-    // The usual line names attributes only: JSON.parse's object is the row's values as it is
-    // (no copy per row). Otherwise only attribute names (NAME_PATTERN) are copied, so
-    // `__proto__` in a line is an unknown key and never a prototype.
-    if (onlyAttributes(object, shape)) {
-      yield { line, seq: seq++, text, values: object, json: text, errors: shape.check(object, 'create') };
-      continue;
-    }
-    const values: Record<string, unknown> = {};
-    const errors: RowError[] = [];
-    for (const [key, value] of Object.entries(object)) {
-      if (shape.isSystem(key)) {
-        notes.ignored.add(key);
-      } else if (!shape.get(key)) {
-        errors.push({ attribute: key, message: shape.unknown(key) });
-      } else {
-        values[key] = value;
-      }
-    }
-    errors.push(...shape.check(values, 'create'));
-    yield { line, seq: seq++, text, values, json: undefined, errors };
+    rest = text.slice(start);
+    if (rows.length > 0) yield rows;
   }
+  if (rest !== '') {
+    // The file's last line (no line break after it), or a lone \r at the very end.
+    const last = rest.charCodeAt(rest.length - 1) === 0x0d ? rest.slice(0, -1) : rest;
+    const row = ndjsonRow(last, state, shape, notes);
+    if (row) yield [row];
+  }
+}
+
+/** The index of the next \n or \r at or after `from`, or -1. */
+function nextBreak(text: string, from: number): number {
+  const n = text.indexOf('\n', from);
+  const r = text.indexOf('\r', from);
+  return r === -1 || (n !== -1 && n < r) ? n : r;
+}
+
+/** One line as a row; undefined for a blank line (NDJSON allows them; they keep their number). */
+function ndjsonRow(text: string, state: { line: number; seq: number }, shape: RecordShape, notes: ReadNotes): SourceRow | undefined {
+  const line = ++state.line;
+  if (isBlank(text)) return undefined;
+  const seq = state.seq++;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    return { line, seq, text, values: {}, json: undefined, errors: [{ message: `not a JSON object: ${(err as Error).message}` }] };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return { line, seq, text, values: {}, json: undefined, errors: [{ message: 'must be a JSON object of attribute → value' }] };
+  }
+  const object = parsed as Record<string, unknown>;
+  // The usual line names attributes only: JSON.parse's object is the row's values as it is
+  // (no copy per row). Otherwise only attribute names (NAME_PATTERN) are copied, so
+  // `__proto__` in a line is an unknown key and never a prototype.
+  if (onlyAttributes(object, shape)) return { line, seq, text, values: object, json: text, errors: shape.check(object, 'create') };
+  const values: Record<string, unknown> = {};
+  const errors: RowError[] = [];
+  for (const [key, value] of Object.entries(object)) {
+    if (shape.isSystem(key)) {
+      notes.ignored.add(key);
+    } else if (!shape.get(key)) {
+      errors.push({ attribute: key, message: shape.unknown(key) });
+    } else {
+      values[key] = value;
+    }
+  }
+  errors.push(...shape.check(values, 'create'));
+  return { line, seq, text, values, json: undefined, errors };
 }
 
 /** Whether every key of a parsed line is an attribute of the object. */
@@ -112,7 +146,7 @@ const isBlank = (text: string): boolean => text.length === 0 || (text.charCodeAt
  * `records export` writes. A row with the wrong number of cells is that row's error; an
  * unbalanced quote ends the file (everything after it would be one cell) and is fatal.
  */
-async function* readCsv(input: Readable, shape: RecordShape, notes: ReadNotes): AsyncGenerator<SourceRow> {
+async function* readCsv(input: Readable, shape: RecordShape, notes: ReadNotes): AsyncGenerator<SourceRow[]> {
   const parser = input.pipe(
     parseCsv({
       info: true,
@@ -138,7 +172,7 @@ async function* readCsv(input: Readable, shape: RecordShape, notes: ReadNotes): 
       // The record as read, unambiguously (null and "" apart).
       const text = JSON.stringify(cells);
       if (cells.length !== header.length) {
-        yield { line, seq: seq++, text, values: {}, json: undefined, errors: [{ message: `has ${cells.length} cells; the header has ${header.length}` }] };
+        yield [{ line, seq: seq++, text, values: {}, json: undefined, errors: [{ message: `has ${cells.length} cells; the header has ${header.length}` }] }];
         continue;
       }
       const values: Record<string, unknown> = {};
@@ -156,7 +190,7 @@ async function* readCsv(input: Readable, shape: RecordShape, notes: ReadNotes): 
         const i = e.attribute === undefined ? -1 : header.indexOf(e.attribute);
         errors.push(i >= 0 ? { ...e, column: i + 1 } : e);
       }
-      yield { line, seq: seq++, text, values, json: undefined, errors };
+      yield [{ line, seq: seq++, text, values, json: undefined, errors }];
     }
   } catch (err) {
     const e = err as CsvError & { lines?: number };
