@@ -116,7 +116,7 @@ function whereItStopped(r: ImportResult): string {
 }
 
 /** `line 7, column 3: amount must be a number (got "abc")` — one line per refused row. */
-function refusalLine(line: number, errors: RowError[]): string {
+function refusalLine(line: number, errors: readonly RowError[]): string {
   const only = errors.length === 1 ? errors[0]! : undefined;
   if (only?.column !== undefined) return `line ${line}, column ${only.column}: ${only.message}`;
   return `line ${line}: ${errors.map((e) => (e.column !== undefined ? `column ${e.column}: ${e.message}` : e.message)).join('; ')}`;

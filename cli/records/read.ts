@@ -25,7 +25,7 @@ export interface SourceRow {
    * values; the CLI skips serialising them again. Otherwise undefined.
    */
   json: string | undefined;
-  errors: RowError[];
+  errors: readonly RowError[];
 }
 
 export type ImportFormat = 'ndjson' | 'csv';
@@ -114,7 +114,7 @@ function ndjsonRow(text: string, state: { line: number; seq: number }, shape: Re
   // The usual line names attributes only: JSON.parse's object is the row's values as it is
   // (no copy per row). Otherwise only attribute names (NAME_PATTERN) are copied, so
   // `__proto__` in a line is an unknown key and never a prototype.
-  if (onlyAttributes(object, shape)) return { line, seq, text, values: object, json: text, errors: shape.check(object, 'create') };
+  if (onlyAttributes(object, shape)) return { line, seq, text, values: object, json: text, errors: shape.checkValues(object, 'create') };
   const values: Record<string, unknown> = {};
   const errors: RowError[] = [];
   for (const [key, value] of Object.entries(object)) {

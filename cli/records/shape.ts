@@ -15,6 +15,9 @@ export interface RowError {
   message: string;
 }
 
+/** A clean row's problems: none, one frozen array for every such row. */
+const NO_ERRORS: readonly RowError[] = Object.freeze([]);
+
 /** The system attributes, and the record's own camelCase fields a full record carries. */
 const SYSTEM_NAMES: ReadonlySet<string> = new Set([...SYSTEM_ATTRIBUTES, ...SYSTEM_RECORD_FIELDS]);
 
@@ -62,13 +65,23 @@ export class RecordShape {
     for (const key of Object.keys(values)) {
       if (!this.byName.has(key)) errors.push({ attribute: key, message: this.unknown(key) });
     }
+    errors.push(...this.checkValues(values, mode));
+    return errors;
+  }
+
+  /**
+   * check() of values whose every key is an attribute (the caller has just looked each one
+   * up): the import's hot path. A clean row gets one shared, frozen empty array, not its own.
+   */
+  checkValues(values: Record<string, unknown>, mode: 'create' | 'update'): readonly RowError[] {
+    let errors: RowError[] | undefined;
     for (const spec of this.attributes) {
       const sent = Object.hasOwn(values, spec.name);
       if (!sent && mode === 'update') continue;
       const parsed = parseValue(spec, sent ? values[spec.name] : spec.default);
-      if (!parsed.ok) errors.push({ attribute: spec.name, message: `${spec.name} ${parsed.message}` });
+      if (!parsed.ok) (errors ??= []).push({ attribute: spec.name, message: `${spec.name} ${parsed.message}` });
     }
-    return errors;
+    return errors ?? NO_ERRORS;
   }
 
   /** `attr=value` or a CSV cell → the API value, typed by the attribute. */
