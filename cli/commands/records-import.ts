@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { CliError } from '../errors.js';
 import { importRows, type ImportResult, type ImportSettings } from '../records/importer.js';
-import { formatOf, readRows } from '../records/read.js';
+import { formatOf, readRows, rowValues } from '../records/read.js';
 import { StoredCheck } from '../records/stored-check.js';
 import type { RowError } from '../records/shape.js';
 import { whileThrottled } from '../records/throttle.js';
@@ -64,7 +64,7 @@ export async function importRecords(ctx: RecordsContext, object: string, file: s
         ? undefined
         : (rows, idempotencyKey, label) =>
             whileThrottled(
-              () => client.records(object).bulkCreateUnanswered(rows.map((r) => r.values), { idempotencyKey, texts: rows.map((r) => r.json) }),
+              () => client.records(object).bulkCreateUnanswered(rows.map((r) => r.json ?? rowValues(r)), { idempotencyKey }),
               (secs) => say(`rate limit reached (429 Too Many Requests; bulk writes: 10 a minute on the hosted service): waiting ${secs} s, then sending ${label} again`),
             ),
       settings,

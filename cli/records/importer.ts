@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SourceRow } from './read.js';
+import { rowValues, type SourceRow } from './read.js';
 import { LineLedger, type LineRange } from './written.js';
 import type { RecordShape, RowError } from './shape.js';
 
@@ -111,7 +111,7 @@ export async function importRows(
 
   const refuse = (row: SourceRow, errors: readonly RowError[]) => {
     result.refused++;
-    events.refused(row.line, errors, row.values);
+    events.refused(row.line, errors, rowValues(row));
     // A dry run reports every row (issue 17: "checks every row"), whatever --on-error says.
     if (settings.onError === 'stop' && !settings.dryRun) result.stopped = true;
   };
@@ -170,7 +170,7 @@ export async function importRows(
   // Dry run: rows the file alone lets through are checked against the stored data a batch at
   // a time, and the refused ones reported in line order within the batch.
   const checkBatch = async (items: SourceRow[]): Promise<void> => {
-    const named = await check!(items.map((r) => r.values));
+    const named = await check!(items.map(rowValues));
     for (const i of [...named.keys()].sort((a, b) => a - b)) refuse(items[i]!, named.get(i)!);
   };
 
@@ -180,11 +180,14 @@ export async function importRows(
       result.rows++;
       result.lastLineRead = row.line;
       if ((result.rows & 255) === 0) events.progress(result.rows);
-      const errors = row.errors.length > 0 ? row.errors : (duplicates?.check(row.values) ?? []);
+      const errors = row.errors.length > 0 ? row.errors : (duplicates?.check(rowValues(row)) ?? []);
       if (errors.length > 0) {
         refuse(row, errors);
         if (result.stopped) break reading;
-      } else if (!settings.dryRun || check) {
+      } else if (!settings.dryRun) {
+        if (row.json !== undefined) row.values = undefined;
+        batch.push(row);
+      } else if (check) {
         batch.push(row);
       }
       // The batch ends at a place in the file, whatever was refused before it.

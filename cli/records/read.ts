@@ -17,7 +17,12 @@ export interface SourceRow {
   seq: number;
   /** The row as the file has it (an NDJSON line, a CSV record's cells): what idempotency keys hash. */
   text: string;
-  values: Record<string, unknown>;
+  /**
+   * The row's values; undefined once the import has put a row with `json` in a batch to send:
+   * a batch in flight then holds the line's text, not its parsed objects (they were most of
+   * what every young-generation GC had to copy), and rowValues() parses it again when needed.
+   */
+  values: Record<string, unknown> | undefined;
   /**
    * `values` as JSON text when the file's own text is exactly that: an NDJSON line that
    * JSON.parse made into `values` itself (one JSON object, attribute names only). Sent as it
@@ -26,6 +31,11 @@ export interface SourceRow {
    */
   json: string | undefined;
   errors: readonly RowError[];
+}
+
+/** The row's values, parsed again from its text if the import let them go (`values`). */
+export function rowValues(row: SourceRow): Record<string, unknown> {
+  return row.values ?? (JSON.parse(row.json!) as Record<string, unknown>);
 }
 
 export type ImportFormat = 'ndjson' | 'csv';

@@ -79,15 +79,14 @@ export class RecordsApi {
   /**
    * bulk-create for a caller that needs no records back (`records import`): says only whether
    * the service replayed an earlier answer; the answer's body is read and dropped unparsed.
-   * `texts[i]`, when given, is records[i] as JSON text already (the line of a file that
-   * JSON.parse made into records[i]): it is sent as it is instead of serialising the record
-   * again. The caller promises that it parses to exactly records[i]; records are still what
-   * the check for values no service accepts walks (transport.ts refuseIllFormed).
+   * An item given as a string is that record as JSON text already (the line of a file that
+   * JSON.parse made into the record), sent as it is instead of serialising the record again;
+   * the caller promises it is one JSON object. The check for values no service accepts
+   * (transport.ts refuseIllFormed) reads the text when it looks like it holds one.
    */
-  async bulkCreateUnanswered(records: Record<string, unknown>[], options: { idempotencyKey?: string; texts?: readonly (string | undefined)[] } = {}): Promise<{ replayed: boolean }> {
-    const texts = options.texts;
-    const json = texts === undefined ? undefined : `{"records":[${records.map((r, i) => texts[i] ?? JSON.stringify(r)).join(',')}]}`;
-    const a = await this.t.request<undefined>('POST', this.path('/bulk-create'), { body: { records }, ...(json !== undefined ? { json } : {}), idempotencyKey: options.idempotencyKey ?? true, discardSuccessBody: true });
+  async bulkCreateUnanswered(records: readonly (Record<string, unknown> | string)[], options: { idempotencyKey?: string } = {}): Promise<{ replayed: boolean }> {
+    const json = `{"records":[${records.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join(',')}]}`;
+    const a = await this.t.request<undefined>('POST', this.path('/bulk-create'), { json, idempotencyKey: options.idempotencyKey ?? true, discardSuccessBody: true });
     return { replayed: a.headers.get('idempotent-replayed') === 'true' };
   }
   async bulkUpdate(records: { id: string; version?: number; values: Record<string, unknown> }[], options: { idempotencyKey?: string } = {}): Promise<RecordOut[]> {

@@ -19,7 +19,7 @@ export interface ClientOptions {
 export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
-  /** `body` as JSON text already, sent instead of serialising `body` (RecordsApi.bulkCreateUnanswered). */
+  /** The body as JSON text already, instead of `body` (RecordsApi.bulkCreateUnanswered). */
   json?: string;
   headers?: Record<string, string>;
   /**
@@ -132,11 +132,15 @@ export class Transport {
     for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     if (this.apiKey) headers['authorization'] = `Bearer ${this.apiKey}`;
-    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const json = options.json ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+    if (json !== undefined) headers['content-type'] = 'application/json';
     // JSON.stringify writes an unpaired surrogate as a \uD8xx escape: the text says whether
     // a walk of the body is worth it (a 10,000-record bulk-create is not walked for nothing).
-    const json = options.body === undefined ? undefined : (options.json ?? JSON.stringify(options.body));
-    if (json !== undefined && (/\\u[dD][89a-fA-F]/.test(json) || json.includes('__proto__') || json.includes('"constructor"'))) refuseIllFormed(options.body, '');
+    // A body given as text is read back for the walk (escapes in it spell keys and strings
+    // as well: `\u005f_proto__` is caught by the backslash).
+    if (json !== undefined && (/\\u[dD][89a-fA-F]/.test(json) || json.includes('__proto__') || json.includes('"constructor"') || (options.json !== undefined && json.includes('\\u')))) {
+      refuseIllFormed(options.json !== undefined ? JSON.parse(options.json) : options.body, '');
+    }
     refuseIllFormed(options.headers ?? {}, 'headers');
     if (typeof options.idempotencyKey === 'string') refuseIllFormed(options.idempotencyKey, 'idempotency-key');
     if (options.idempotencyKey !== undefined) {

@@ -172,6 +172,20 @@ describe('the SDK refuses what the service would, before sending', () => {
     expect(await count()).toBe(0);
   });
 
+  it('bulk items given as JSON text (records import sends lines as read) are checked as the values they spell', async () => {
+    const { sdk, sent } = client();
+    const lone = await refusal(sdk.records('item').bulkCreateUnanswered(['{"title":"ok"}', '{"title":"\\ud800"}']));
+    expect(lone.details?.[0]?.path).toEqual(['records', 1, 'title']);
+    // A key spelled with escapes is the key it spells.
+    const key = await refusal(sdk.records('item').bulkCreateUnanswered([{ title: 'ok' }, '{"data":{"\\u005f_proto__":{"polluted":1}}}']));
+    expect(key.details?.[0]?.path).toEqual(['records', 1, 'data', '__proto__']);
+    expect(sent()).toBe(0);
+    expect((await sdk.records('item').bulkCreateUnanswered(['{"title":"\\u00e9t"}', { title: 'two' }])).replayed).toBe(false);
+    expect(sent()).toBe(1);
+    const stored = await s.call('POST', '/records/item/search', { body: { filter: { title: { in: ['ét', 'two'] } }, limit: 10 } });
+    expect(stored.body.page.total).toBe(2);
+  });
+
   it('a path segment, an idempotency key or an upload title is refused too, not thrown or replaced', async () => {
     const { sdk, sent } = client();
     await refusal(sdk.records(`item${'\ud800'}`).get('x'));
