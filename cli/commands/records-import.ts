@@ -19,9 +19,10 @@ const SHOWN_REFUSALS = 20;
 /**
  * Batches sent and not yet answered (importer.ts). Two keep the server busy: it writes one
  * while the next waits in its socket, and the CLI prepares the one after. Measured on
- * 100,000 rows (docs/records.md "Performance"; a shared machine, load 5–7): best wall time
- * 3.05 s with 1, 2.52 s with 2, 2.73 s with 3 — a third batch adds memory (each is held
- * until answered), not speed: the server writes one batch at a time.
+ * 100,000 rows (docs/records.md "Performance"; a shared machine, load 5–7), best wall time
+ * with 1 / 2 / 3 in three sets: 3.05 / 2.52 / 2.73 s, 3.64 / 2.96 / 2.99 s, 4.14 / 4.22 /
+ * 4.40 s. A third batch adds memory (each is held until answered), not speed: the server
+ * writes one batch at a time.
  */
 const IN_FLIGHT = 2;
 
