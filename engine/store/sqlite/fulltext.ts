@@ -79,7 +79,7 @@ CREATE VIRTUAL TABLE _ss_fts USING fts5(text, content='_ss_search', content_rowi
  */
 const AUTOMERGE = 8;
 // A literal: FTS5 refuses a bound value in its configuration INSERT ("SQL logic error").
-const setAutomerge = (db: Db): void => db.exec(`INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('automerge', ${AUTOMERGE})`);
+const setAutomerge = (db: Db): void => void db.exec(`INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('automerge', ${AUTOMERGE})`);
 
 /** The FTS5 entries of the `_ss_search` rows `where` selects: added after the rows are written. */
 const ftsAdd = (where: string): string => `INSERT INTO _ss_fts(rowid, text) SELECT id, text FROM _ss_search WHERE ${where}`;
