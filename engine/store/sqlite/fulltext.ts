@@ -3,7 +3,18 @@ import { sqlIdent } from '../../model/names.js';
 import { isMultiValued, isTextLike } from '../../model/types/registry.js';
 import type { StoredObject } from '../../model/stored.js';
 import { tableIdent } from '../sql/idents.js';
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './database.js';
+
+/**
+ * Where a bulk write's statements come from: the driver's statement cache (driver.ts `stmt`,
+ * emptied after every DDL, so a statement never outlives the schema it was prepared for).
+ * Each batch runs the same ~8 statements; preparing them afresh (an FTS5 INSERT among them)
+ * was ~30 ms of CPU per 100 batches. The schema-change paths, which run once per change,
+ * prepare directly.
+ */
+export type Prepare = (sql: string) => Statement;
+const direct = (db: Db): Prepare => (sql) => db.prepare(sql);
 
 /**
  * The cross-object full-text index (contract.md §3 "Cross-object search").
@@ -162,7 +173,7 @@ function objectTriggers(db: Db, o: StoredObject): void {
 
 /** Index the stored values of some attributes of `o`, every record. */
 function fillAttributes(db: Db, o: StoredObject, attrs: readonly AttributeSpec[]): void {
-  if (attrs.length > 0) indexRows(db, o, attrs, '');
+  if (attrs.length > 0) indexRows(direct(db), o, attrs, '');
 }
 
 /**
@@ -172,11 +183,11 @@ function fillAttributes(db: Db, o: StoredObject, attrs: readonly AttributeSpec[]
  * id before: SQLite numbers a new row max + 1 (picking at random only once 2^63 - 1 is taken,
  * refused below), and nothing else writes `_ss_search` between the statements.
  */
-function indexRows(db: Db, o: StoredObject, attrs: readonly AttributeSpec[], where: string, ...params: unknown[]): void {
-  const top = db.prepare('SELECT COALESCE(MAX(id), 0) FROM _ss_search').pluck().get();
+function indexRows(prepare: Prepare, o: StoredObject, attrs: readonly AttributeSpec[], where: string, ...params: unknown[]): void {
+  const top = prepare('SELECT COALESCE(MAX(id), 0) FROM _ss_search').pluck().get();
   if (typeof top !== 'number' || !Number.isSafeInteger(top)) throw new Error('the search index ran out of row ids: delete _ss_meta.search_layout to rebuild it');
-  for (const sql of insertRows(o, attrs, 'r', `${tableIdent(o.name)} AS r`, where)) db.prepare(sql).run(...params);
-  db.prepare(ftsAdd('id > ?')).run(top);
+  for (const sql of insertRows(o, attrs, 'r', `${tableIdent(o.name)} AS r`, where)) prepare(sql).run(...params);
+  prepare(ftsAdd('id > ?')).run(top);
 }
 
 /**
@@ -190,12 +201,12 @@ function indexRows(db: Db, o: StoredObject, attrs: readonly AttributeSpec[], whe
  *   writes (in the same outer transaction too, after a caught failure) see live triggers.
  * Holding a gate already held would hide the inner writes from the outer pass: a bug, refused.
  */
-function hold(db: Db, gate: string): () => void {
+function hold(db: Db, prepare: Prepare, gate: string): () => void {
   if (!db.inTransaction) throw new Error('the search index gate needs a write transaction');
-  if (db.prepare('INSERT INTO _ss_search_gate (object) VALUES (?) ON CONFLICT DO NOTHING').run(gate).changes === 0) {
+  if (prepare('INSERT INTO _ss_search_gate (object) VALUES (?) ON CONFLICT DO NOTHING').run(gate).changes === 0) {
     throw new Error(`the search index gate ${gate} is held already`);
   }
-  return () => void db.prepare('DELETE FROM _ss_search_gate WHERE object = ?').run(gate);
+  return () => void prepare('DELETE FROM _ss_search_gate WHERE object = ?').run(gate);
 }
 
 /** A bulk write's index maintenance: begun before its statements, finished right after them. */
@@ -214,18 +225,18 @@ const NOTHING: BulkIndex = { finish: () => {} };
  * meanwhile: this transaction holds the write lock and only the caller inserts), counted to be
  * sure, with the id list as the fallback. One record keeps the trigger: it costs less.
  */
-export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[]): BulkIndex {
+export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[], prepare = direct(db)): BulkIndex {
   const attrs = textAttributes(o);
   if (ids.length < 2 || attrs.length === 0) return NOTHING;
   const table = tableIdent(o.name);
-  const floor = db.prepare(`SELECT COALESCE(MAX(_rowid_), 0) FROM ${table}`).pluck().get();
-  const release = hold(db, o.name);
+  const floor = prepare(`SELECT COALESCE(MAX(_rowid_), 0) FROM ${table}`).pluck().get();
+  const release = hold(db, prepare, o.name);
   return {
     finish: () => {
       release();
-      const above = db.prepare(`SELECT COUNT(*) FROM ${table} WHERE _rowid_ > ?`).pluck().get(floor);
-      if (above === ids.length) indexRows(db, o, attrs, 'r._rowid_ > ? AND ', floor);
-      else indexRows(db, o, attrs, 'r.id IN (SELECT value FROM json_each(?)) AND ', JSON.stringify(ids));
+      const above = prepare(`SELECT COUNT(*) FROM ${table} WHERE _rowid_ > ?`).pluck().get(floor);
+      if (above === ids.length) indexRows(prepare, o, attrs, 'r._rowid_ > ? AND ', floor);
+      else indexRows(prepare, o, attrs, 'r.id IN (SELECT value FROM json_each(?)) AND ', JSON.stringify(ids));
     },
   };
 }
@@ -236,17 +247,17 @@ export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[])
  * re-indexes the batch's rows from the table as the writes left them, as the update trigger
  * would have row by row. An update of other attributes fires no trigger and needs nothing.
  */
-export function bulkUpdateIndex(db: Db, o: StoredObject, ids: readonly string[], writesText: boolean): BulkIndex {
+export function bulkUpdateIndex(db: Db, o: StoredObject, ids: readonly string[], writesText: boolean, prepare = direct(db)): BulkIndex {
   const attrs = textAttributes(o);
   if (ids.length < 2 || attrs.length === 0 || !writesText) return NOTHING;
-  const release = hold(db, o.name);
+  const release = hold(db, prepare, o.name);
   return {
     finish: () => {
       release();
       const list = JSON.stringify(ids);
       const batch = 'SELECT value FROM json_each(?)';
-      for (const sql of removeRows(`object = ? AND record_rowid IN (SELECT _rowid_ FROM ${tableIdent(o.name)} WHERE id IN (${batch}))`)) db.prepare(sql).run(o.name, list);
-      indexRows(db, o, attrs, `r.id IN (${batch}) AND `, list);
+      for (const sql of removeRows(`object = ? AND record_rowid IN (SELECT _rowid_ FROM ${tableIdent(o.name)} WHERE id IN (${batch}))`)) prepare(sql).run(o.name, list);
+      indexRows(prepare, o, attrs, `r.id IN (${batch}) AND `, list);
     },
   };
 }
