@@ -46,21 +46,26 @@ export function parseJsonBody(text: string): unknown {
  * One pass over the char codes, before parsing (a hostile body is refused without building
  * it: JSON.parse copes with any depth, but builds 8 MB of nested brackets in ~840 ms, where
  * this stops after 129 characters; a walk of the parsed value, ~0.3 ms on the bulk body
- * below, would come only after that). Brackets count outside strings only, and a backslash
- * skips the character after it.
+ * below, would come only after that). Brackets count outside strings only. A string is
+ * skipped by indexOf to its next quote (native, not a loop per character: most of a bulk
+ * body's characters are inside strings, ~40% less CPU here), and that quote ends it unless an
+ * odd run of backslashes escapes it.
  * Exact for valid JSON; for invalid JSON either answer is a 400. On the 0.85 MB body of a
- * 10,000-record bulk-create it takes ~1.6 ms, against ~2.7 ms for JSON.parse itself.
+ * 10,000-record bulk-create it takes ~1 ms, against ~2.7 ms for JSON.parse itself.
  */
-function nestsDeeperThan(text: string, max: number): boolean {
+export function nestsDeeperThan(text: string, max: number): boolean {
   let depth = 0;
   for (let i = 0, n = text.length; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
-      // '"': skip to the closing quote
-      for (i++; i < n; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c) i++;
-        else if (d === 0x22) break;
+      // '"': to the closing quote
+      for (;;) {
+        const q = text.indexOf('"', i + 1);
+        if (q < 0) return false; // unterminated: JSON.parse refuses it
+        let b = q - 1;
+        while (text.charCodeAt(b) === 0x5c) b--;
+        i = q;
+        if ((q - 1 - b) % 2 === 0) break;
       }
     } else if (c === 0x5b || c === 0x7b) {
       if (++depth > max) return true;

@@ -27,7 +27,7 @@ const shuffled = (value: unknown, seed: number): unknown => {
 };
 
 // JSON as a body parser gives it, keys with array-index forms ("0", "10", "01", "-1") included.
-const key = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('0', '2', '10', '01', '-1', '4294967295', 'a', 'B'));
+const key = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('0', '2', '10', '01', '-1', '4294967294', '4294967295', 'a', 'B', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'toJSON'));
 const { json } = fc.letrec((tie) => ({
   json: fc.oneof(
     { depthSize: 'small' },
@@ -51,6 +51,32 @@ describe('canonicalJson', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  // The bulk routes' shape: many records, each with its own subset of the body's keys, in
+  // any order (the writer lists every key of the body once; an object lacking one skips it).
+  it('writes a bulk body of records with differing key sets as the definition does', () => {
+    const record = fc.dictionary(key, json, { maxKeys: 6 });
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 30 }), fc.integer({ min: 1, max: 1000 }), (records, seed) => {
+        const body = JSON.parse(JSON.stringify({ records, upsert: records.length % 2 === 0 })) as unknown;
+        expect(canonicalJson(body)).toBe(reference(body));
+        expect(canonicalJson(shuffled(body, seed))).toBe(canonicalJson(body));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('writes values JSON.parse never makes as the definition does (undefined, functions, toJSON)', () => {
+    const odd = [
+      undefined,
+      { a: undefined, b: 1 },
+      [undefined, () => 1],
+      { c: { toJSON: () => 'x' } },
+      Object.assign(Object.create(null) as object, { z: 1, y: 2 }),
+      { toJSON: 3, a: 1 },
+    ];
+    for (const v of odd) expect(canonicalJson(v)).toBe(reference(v));
   });
 
   it('copies a `__proto__` key as data, never as the prototype', () => {

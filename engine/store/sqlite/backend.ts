@@ -63,6 +63,8 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
   // the connection's queue from BEGIN to COMMIT (driver.ts), so no other call's hooks run
   // while it is set, and it is cleared whether the push commits or throws.
   let batch: TriggerBatch | undefined;
+  // A bulk write's index statements, from the driver's cache (fulltext.ts Prepare).
+  const prepare = (sql: string) => driver.stmt(sql);
   const fulltext: FulltextPort = {
     ensure: (_tx, objects) => {
       const built = ensureSearchIndex(db, objects);
@@ -88,8 +90,8 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
     beginWrite: (_tx, o, write) => {
       const index =
         write.kind === 'create'
-          ? bulkInsertIndex(db, o, write.ids)
-          : bulkUpdateIndex(db, o, write.ids, o.attributes.some((a) => !a.system && isTextLike(a) && write.attributes.includes(a.name)));
+          ? bulkInsertIndex(db, o, write.ids, prepare)
+          : bulkUpdateIndex(db, o, write.ids, o.attributes.some((a) => !a.system && isTextLike(a) && write.attributes.includes(a.name)), prepare);
       return Promise.resolve({ finish: () => sync(() => index.finish()) });
     },
     query: (_ex, input) => Promise.resolve(runFulltext(db, input)),

@@ -3,7 +3,18 @@ import { sqlIdent } from '../../model/names.js';
 import { isMultiValued, isTextLike } from '../../model/types/registry.js';
 import type { StoredObject } from '../../model/stored.js';
 import { tableIdent } from '../sql/idents.js';
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './database.js';
+
+/**
+ * Where a bulk write's statements come from: the driver's statement cache (driver.ts `stmt`,
+ * emptied after every DDL, so a statement never outlives the schema it was prepared for).
+ * Each batch runs the same ~8 statements; preparing them afresh (an FTS5 INSERT among them)
+ * was ~30 ms of CPU per 100 batches. The schema-change paths, which run once per change,
+ * prepare directly.
+ */
+export type Prepare = (sql: string) => Statement;
+const direct = (db: Db): Prepare => (sql) => db.prepare(sql);
 
 /**
  * The cross-object full-text index (contract.md §3 "Cross-object search").
@@ -66,6 +77,20 @@ CREATE INDEX _ss_search_document ON _ss_search(document_id) WHERE document_id IS
 CREATE TABLE _ss_search_gate (object TEXT PRIMARY KEY) STRICT, WITHOUT ROWID;
 CREATE VIRTUAL TABLE _ss_fts USING fts5(text, content='_ss_search', content_rowid='id', tokenize='unicode61 remove_diacritics 2', prefix='2 3 4');
 `;
+
+/**
+ * FTS5's `automerge` (https://sqlite.org/fts5.html#the_automerge_configuration_option): how many
+ * segments of one level it lets gather before merging them. Every write transaction leaves one
+ * new segment (its pending terms, flushed at COMMIT), so a 100,000-row import in 1,000-row
+ * batches makes 100; at FTS5's default of 4 each entry is rewritten about log4(100) ≈ 3 times,
+ * at 8 about twice: ~50 ms less COMMIT CPU per 100,000 one-text rows (test/bench/search.bench.mjs
+ * p50/p99 unchanged within noise). A setting kept in the index, not the layout: an index of the
+ * current layout that has another value is given this one on open (`ensureSearchIndex`), with
+ * no rebuild; merges already done stay valid under any value.
+ */
+const AUTOMERGE = 8;
+// A literal: FTS5 refuses a bound value in its configuration INSERT ("SQL logic error").
+const setAutomerge = (db: Db): void => void db.exec(`INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('automerge', ${AUTOMERGE})`);
 
 /** The FTS5 entries of the `_ss_search` rows `where` selects: added after the rows are written. */
 const ftsAdd = (where: string): string => `INSERT INTO _ss_fts(rowid, text) SELECT id, text FROM _ss_search WHERE ${where}`;
@@ -148,7 +173,7 @@ function objectTriggers(db: Db, o: StoredObject): void {
 
 /** Index the stored values of some attributes of `o`, every record. */
 function fillAttributes(db: Db, o: StoredObject, attrs: readonly AttributeSpec[]): void {
-  if (attrs.length > 0) indexRows(db, o, attrs, '');
+  if (attrs.length > 0) indexRows(direct(db), o, attrs, '');
 }
 
 /**
@@ -158,11 +183,11 @@ function fillAttributes(db: Db, o: StoredObject, attrs: readonly AttributeSpec[]
  * id before: SQLite numbers a new row max + 1 (picking at random only once 2^63 - 1 is taken,
  * refused below), and nothing else writes `_ss_search` between the statements.
  */
-function indexRows(db: Db, o: StoredObject, attrs: readonly AttributeSpec[], where: string, ...params: unknown[]): void {
-  const top = db.prepare('SELECT COALESCE(MAX(id), 0) FROM _ss_search').pluck().get();
+function indexRows(prepare: Prepare, o: StoredObject, attrs: readonly AttributeSpec[], where: string, ...params: unknown[]): void {
+  const top = prepare('SELECT COALESCE(MAX(id), 0) FROM _ss_search').pluck().get();
   if (typeof top !== 'number' || !Number.isSafeInteger(top)) throw new Error('the search index ran out of row ids: delete _ss_meta.search_layout to rebuild it');
-  for (const sql of insertRows(o, attrs, 'r', `${tableIdent(o.name)} AS r`, where)) db.prepare(sql).run(...params);
-  db.prepare(ftsAdd('id > ?')).run(top);
+  for (const sql of insertRows(o, attrs, 'r', `${tableIdent(o.name)} AS r`, where)) prepare(sql).run(...params);
+  prepare(ftsAdd('id > ?')).run(top);
 }
 
 /**
@@ -176,12 +201,12 @@ function indexRows(db: Db, o: StoredObject, attrs: readonly AttributeSpec[], whe
  *   writes (in the same outer transaction too, after a caught failure) see live triggers.
  * Holding a gate already held would hide the inner writes from the outer pass: a bug, refused.
  */
-function hold(db: Db, gate: string): () => void {
+function hold(db: Db, prepare: Prepare, gate: string): () => void {
   if (!db.inTransaction) throw new Error('the search index gate needs a write transaction');
-  if (db.prepare('INSERT INTO _ss_search_gate (object) VALUES (?) ON CONFLICT DO NOTHING').run(gate).changes === 0) {
+  if (prepare('INSERT INTO _ss_search_gate (object) VALUES (?) ON CONFLICT DO NOTHING').run(gate).changes === 0) {
     throw new Error(`the search index gate ${gate} is held already`);
   }
-  return () => void db.prepare('DELETE FROM _ss_search_gate WHERE object = ?').run(gate);
+  return () => void prepare('DELETE FROM _ss_search_gate WHERE object = ?').run(gate);
 }
 
 /** A bulk write's index maintenance: begun before its statements, finished right after them. */
@@ -200,18 +225,18 @@ const NOTHING: BulkIndex = { finish: () => {} };
  * meanwhile: this transaction holds the write lock and only the caller inserts), counted to be
  * sure, with the id list as the fallback. One record keeps the trigger: it costs less.
  */
-export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[]): BulkIndex {
+export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[], prepare = direct(db)): BulkIndex {
   const attrs = textAttributes(o);
   if (ids.length < 2 || attrs.length === 0) return NOTHING;
   const table = tableIdent(o.name);
-  const floor = db.prepare(`SELECT COALESCE(MAX(_rowid_), 0) FROM ${table}`).pluck().get();
-  const release = hold(db, o.name);
+  const floor = prepare(`SELECT COALESCE(MAX(_rowid_), 0) FROM ${table}`).pluck().get();
+  const release = hold(db, prepare, o.name);
   return {
     finish: () => {
       release();
-      const above = db.prepare(`SELECT COUNT(*) FROM ${table} WHERE _rowid_ > ?`).pluck().get(floor);
-      if (above === ids.length) indexRows(db, o, attrs, 'r._rowid_ > ? AND ', floor);
-      else indexRows(db, o, attrs, 'r.id IN (SELECT value FROM json_each(?)) AND ', JSON.stringify(ids));
+      const above = prepare(`SELECT COUNT(*) FROM ${table} WHERE _rowid_ > ?`).pluck().get(floor);
+      if (above === ids.length) indexRows(prepare, o, attrs, 'r._rowid_ > ? AND ', floor);
+      else indexRows(prepare, o, attrs, 'r.id IN (SELECT value FROM json_each(?)) AND ', JSON.stringify(ids));
     },
   };
 }
@@ -222,17 +247,17 @@ export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[])
  * re-indexes the batch's rows from the table as the writes left them, as the update trigger
  * would have row by row. An update of other attributes fires no trigger and needs nothing.
  */
-export function bulkUpdateIndex(db: Db, o: StoredObject, ids: readonly string[], writesText: boolean): BulkIndex {
+export function bulkUpdateIndex(db: Db, o: StoredObject, ids: readonly string[], writesText: boolean, prepare = direct(db)): BulkIndex {
   const attrs = textAttributes(o);
   if (ids.length < 2 || attrs.length === 0 || !writesText) return NOTHING;
-  const release = hold(db, o.name);
+  const release = hold(db, prepare, o.name);
   return {
     finish: () => {
       release();
       const list = JSON.stringify(ids);
       const batch = 'SELECT value FROM json_each(?)';
-      for (const sql of removeRows(`object = ? AND record_rowid IN (SELECT _rowid_ FROM ${tableIdent(o.name)} WHERE id IN (${batch}))`)) db.prepare(sql).run(o.name, list);
-      indexRows(db, o, attrs, `r.id IN (${batch}) AND `, list);
+      for (const sql of removeRows(`object = ? AND record_rowid IN (SELECT _rowid_ FROM ${tableIdent(o.name)} WHERE id IN (${batch}))`)) prepare(sql).run(o.name, list);
+      indexRows(prepare, o, attrs, `r.id IN (${batch}) AND `, list);
     },
   };
 }
@@ -307,7 +332,11 @@ export function dropObjectIndex(db: Db, object: string, batch?: TriggerBatch): v
 export function ensureSearchIndex(db: Db, objects: Iterable<StoredObject>): boolean {
   const row = db.prepare("SELECT value FROM _ss_meta WHERE key = 'search_layout'").get() as { value: string } | undefined;
   const hasTable = db.prepare("SELECT 1 FROM sqlite_schema WHERE name = '_ss_fts'").get() !== undefined;
-  if (row && Number(row.value) === SEARCH_LAYOUT && hasTable) return false;
+  if (row && Number(row.value) === SEARCH_LAYOUT && hasTable) {
+    const automerge = db.prepare("SELECT v FROM _ss_fts_config WHERE k = 'automerge'").pluck().get();
+    if (automerge !== AUTOMERGE) setAutomerge(db);
+    return false;
+  }
   rebuildSearchIndex(db, objects);
   db.prepare("INSERT INTO _ss_meta (key, value) VALUES ('search_layout', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SEARCH_LAYOUT));
   return true;
@@ -323,6 +352,7 @@ function rebuildSearchIndex(db: Db, objects: Iterable<StoredObject>): void {
   db.exec('DROP TABLE IF EXISTS _ss_search');
   db.exec('DROP TABLE IF EXISTS _ss_search_gate');
   db.exec(TABLES_SQL);
+  setAutomerge(db);
   const hasDocuments = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = '_ss_documents'").get() !== undefined;
   if (hasDocuments) {
     db.exec(DOCUMENT_TRIGGERS_SQL);
