@@ -5,7 +5,8 @@ import { intColumn } from '../sql/rows.js';
 import type { Backend, Executor, FulltextPort, SchemaDdl } from '../port.js';
 import { CODECS } from './codecs.js';
 import { writeTransaction } from './database.js';
-import { addColumn, createRecordTable, dropColumn, dropRecordTable, rebuildColumn, renameColumn, renameRecordTable, syncIndex } from './ddl.js';
+import { addColumn, changeColumns, changeColumnType, dropColumn, renameColumn } from './columns.js';
+import { createRecordTable, dropRecordTable, renameRecordTable, syncIndex } from './ddl.js';
 import { sqliteDialect } from './dialect.js';
 import { SqliteDriver } from './driver.js';
 import {
@@ -53,7 +54,8 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
     dropColumn: (_tx, object, attributeId, name) => ddl(() => dropColumn(db, object, attributeId, name)),
     renameColumn: (_tx, object, from, to) => ddl(() => renameColumn(db, object, from, to)),
     syncIndex: (_tx, object, attributeId, spec, fresh) => ddl(() => syncIndex(db, object, attributeId, spec, fresh)),
-    changeColumnType: (_tx, object, attributeId, from, to) => ddl(() => rebuildColumn(db, object, attributeId, from, to)),
+    changeColumnType: (_tx, object, attributeId, from, to) => ddl(() => changeColumnType(db, object, attributeId, from, to)),
+    changeColumns: (_tx, object, changes) => ddl(() => changeColumns(db, object, changes)),
   };
   const sync = (fn: () => void): Promise<void> => {
     fn();
