@@ -28,17 +28,19 @@ import type { Db } from './database.js';
  */
 const ADD_BY_REBUILD_MAX_ROWS = 20_000;
 
-export function addColumn(db: Db, object: string, spec: AttributeSpec): void {
-  changeColumns(db, object, [{ kind: 'add', spec }]);
+const noop = (): void => undefined;
+
+export function addColumn(db: Db, object: string, spec: AttributeSpec, beforeAlter = noop): void {
+  changeColumns(db, object, [{ kind: 'add', spec }], beforeAlter);
 }
 
-export function dropColumn(db: Db, object: string, attributeId: string, name: string): void {
-  changeColumns(db, object, [{ kind: 'drop', attributeId, name }]);
+export function dropColumn(db: Db, object: string, attributeId: string, name: string, beforeAlter = noop): void {
+  changeColumns(db, object, [{ kind: 'drop', attributeId, name }], beforeAlter);
 }
 
 /** SQLite rewrites indexes that name the column, so relation/unique indexes follow renames. */
-export function renameColumn(db: Db, object: string, from: string, to: string): void {
-  changeColumns(db, object, [{ kind: 'rename', from, to }]);
+export function renameColumn(db: Db, object: string, from: string, to: string, beforeAlter = noop): void {
+  changeColumns(db, object, [{ kind: 'rename', from, to }], beforeAlter);
 }
 
 /**
@@ -47,8 +49,8 @@ export function renameColumn(db: Db, object: string, from: string, to: string): 
  * it is copied. Values that cannot convert become NULL; the callers refuse or mark such
  * changes destructive before they get here.
  */
-export function changeColumnType(db: Db, object: string, attributeId: string, from: AttributeSpec, to: AttributeSpec): void {
-  changeColumns(db, object, [{ kind: 'retype', attributeId, from, to }]);
+export function changeColumnType(db: Db, object: string, attributeId: string, from: AttributeSpec, to: AttributeSpec, beforeAlter = noop): void {
+  changeColumns(db, object, [{ kind: 'retype', attributeId, from, to }], beforeAlter);
 }
 
 /**
@@ -57,14 +59,17 @@ export function changeColumnType(db: Db, object: string, attributeId: string, fr
  * enough that a rebuild is cheaper than an ALTER; otherwise each change by its ALTER
  * (ADD COLUMN, RENAME COLUMN, DROP COLUMN), which SQLite makes without copying the table.
  * One lone rename or drop keeps its ALTER: a rebuild would copy every row for it.
+ * `beforeAlter` runs before the first ALTER (the search triggers of a push go then, fulltext.ts
+ * TriggerBatch); a rebuild's DROP TABLE takes them itself.
  */
-export function changeColumns(db: Db, object: string, changes: readonly ColumnChange[]): void {
+export function changeColumns(db: Db, object: string, changes: readonly ColumnChange[], beforeAlter = noop): void {
   const retypes = changes.some((c) => c.kind === 'retype');
   const maybeRebuild = retypes || changes.length > 1 || changes[0]?.kind === 'add';
   if (maybeRebuild && (retypes || rowCount(db, object) <= ADD_BY_REBUILD_MAX_ROWS)) {
     rebuildWith(db, object, changes);
     return;
   }
+  beforeAlter();
   const table = tableIdent(object);
   for (const c of changes) {
     if (c.kind === 'add') db.exec(`ALTER TABLE ${table} ADD COLUMN ${sqlIdent(c.spec.name)} ${CODECS[c.spec.type].column}`);

@@ -243,28 +243,54 @@ export function bulkUpdateIndex(db: Db, o: StoredObject, ids: readonly string[],
  * DDL statement scans the whole `sqlite_schema`, whose 3 triggers per object make it large
  * (a 1,000-object schema: ~1.4 MB of trigger SQL); dropping and making the triggers once per
  * object and push instead of per attribute change saves six such statements per change.
+ *
+ * `standing`: objects whose triggers beforeSchemaChange left in place, because the DDL that
+ * follows may take them for free: a table rebuild (sqlite/columns.ts) drops the table, and
+ * its triggers with it, in the one scan DROP TABLE makes anyway, where dropping them first
+ * costs three more scans. An ALTER TABLE needs them gone first (DROP COLUMN refuses a column
+ * a trigger names): the backend calls beforeAlterTable right before each. Standing triggers
+ * name the table's columns as they were, so a write they see before the DDL (none of the
+ * schema steps makes one: each runs its DDL right after beforeSchemaChange) or in a push
+ * step with no DDL (a constraint change's backfill: the columns are unchanged) indexes as
+ * before; afterAttributeChange re-reads the attribute from the table either way, and the
+ * batch's end drops whatever still stands before making the triggers again.
  */
-export type TriggerBatch = Map<string, StoredObject | null>;
+export interface TriggerBatch {
+  objects: Map<string, StoredObject | null>;
+  standing: Set<string>;
+}
 
-/** Before DDL on an object's table: no trigger may name a column about to go. */
+export const newTriggerBatch = (): TriggerBatch => ({ objects: new Map(), standing: new Set() });
+
+/** Before DDL on an object's table: no trigger may name a column about to go (in a batch: see TriggerBatch). */
 export function beforeSchemaChange(db: Db, object: string, batch?: TriggerBatch): void {
-  if (batch?.has(object)) return; // down since an earlier change of this push
-  dropObjectTriggers(db, object);
-  if (batch) batch.set(object, null);
+  if (!batch) {
+    dropObjectTriggers(db, object);
+    return;
+  }
+  if (batch.objects.has(object)) return; // down (or standing) since an earlier change of this push
+  batch.objects.set(object, null);
+  batch.standing.add(object);
+}
+
+/** Right before an ALTER TABLE of the object's table: triggers left standing go now. */
+export function beforeAlterTable(db: Db, object: string, batch?: TriggerBatch): void {
+  if (batch?.standing.delete(object)) dropObjectTriggers(db, object);
 }
 
 /** The triggers of `o` as it is now, or, in a batch, when the batch ends. */
 function restoreTriggers(db: Db, o: StoredObject, batch: TriggerBatch | undefined): void {
-  if (batch) batch.set(o.name, o);
+  if (batch) batch.objects.set(o.name, o);
   else objectTriggers(db, o);
 }
 
 /** The end of a push's schema changes: the triggers of every object it touched, made once. */
 export function endTriggerBatch(db: Db, batch: TriggerBatch): void {
-  for (const [name, o] of batch) {
+  for (const [name, o] of batch.objects) {
     // Every DDL path pairs beforeSchemaChange with a hook after it; an object left without
     // its triggers would go unindexed, so the push fails (and rolls back) instead.
     if (!o) throw new Error(`the search triggers of ${name} were dropped and not made again`);
+    // objectTriggers drops any still standing (DROP TRIGGER IF EXISTS: no scan for one that is gone).
     objectTriggers(db, o);
   }
 }
@@ -289,13 +315,15 @@ export function afterAttributeChange(db: Db, o: StoredObject, oldName: string | 
 
 export function afterObjectRename(db: Db, from: string, o: StoredObject, batch?: TriggerBatch): void {
   dropObjectTriggers(db, from);
-  batch?.delete(from);
+  batch?.objects.delete(from);
+  batch?.standing.delete(from);
   db.prepare('UPDATE _ss_search SET object = ? WHERE object = ?').run(o.name, from);
   restoreTriggers(db, o, batch);
 }
 
 export function dropObjectIndex(db: Db, object: string, batch?: TriggerBatch): void {
-  batch?.delete(object);
+  batch?.objects.delete(object);
+  batch?.standing.delete(object);
   dropObjectTriggers(db, object);
   for (const sql of removeRows('object = ?')) db.prepare(sql).run(object);
 }
