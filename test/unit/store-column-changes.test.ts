@@ -228,6 +228,47 @@ describe("a push's column changes of one object, at once", () => {
     }
   });
 
+  it('over 20,000 rows and no type change: ALTERs instead of a rebuild, search triggers gone before them', async () => {
+    const opened = open();
+    try {
+      const { store } = opened;
+      await store.pushSource('s', base, {});
+      const rows = 20_050;
+      for (let from = 0; from < rows; from += 1000) {
+        const size = Math.min(1000, rows - from);
+        await store.bulkCreate('note', Array.from({ length: size }, (_, i) => ({ title: `t${from + i}`, body: 'wombat', code: from + i, legacy: 'platypus' })), actor);
+      }
+      const exec = opened.db.exec.bind(opened.db);
+      const statements: string[] = [];
+      opened.db.exec = (sql: string) => {
+        statements.push(sql);
+        return exec(sql);
+      };
+      // A rename of the unique attribute, an added text attribute with a default, a dropped text attribute.
+      const next: Declaration = {
+        objects: { note: { attributes: { heading: { type: 'text', unique: true, renamedFrom: 'title' }, body: { type: 'text' }, code: { type: 'integer' }, summary: { type: 'text', default: 'quokka' } } } },
+        views: {},
+      };
+      await store.pushSource('s', next, { allowDestructive: true });
+      expect(statements.filter((s) => s.startsWith('CREATE TABLE "r_note"'))).toEqual([]);
+      expect(statements.filter((s) => s.startsWith('ALTER TABLE'))).toHaveLength(3);
+      expect(opened.db.prepare("SELECT name FROM pragma_table_info('r_note') ORDER BY cid").pluck().all()).toEqual([
+        'id', 'version', 'created_at', 'updated_at', 'created_by', 'heading', 'body', 'code', 'summary',
+      ]);
+      expect(opened.db.prepare('SELECT heading, code, summary FROM "r_note" ORDER BY _rowid_ DESC LIMIT 1').get()).toEqual({ heading: `t${rows - 1}`, code: rows - 1, summary: 'quokka' });
+      // The unique index followed the rename; the index knows the new and renamed attributes and forgot the dropped one.
+      expect((await errorOf(() => store.createRecord('note', { heading: 't7' }, actor))).code).toBe('SCHEMA_VALIDATION_FAILED');
+      expect(await store.globalSearch({ query: 'platypus', objects: null, limit: 5 })).toEqual([]);
+      expect([...new Set((await store.globalSearch({ query: 't7', objects: null, limit: 5 })).map((h) => h.attribute))]).toEqual(['heading']);
+      expect((await store.globalSearch({ query: 'quokka', objects: null, limit: 1 })).map((h) => h.attribute)).toEqual(['summary']);
+      // The triggers were made again for the new columns: a later write is indexed.
+      const r = await store.createRecord('note', { heading: 'numbat', summary: 'bilby' }, actor);
+      expect((await store.globalSearch({ query: 'bilby', objects: null, limit: 5 })).map((h) => `${h.attribute} ${h.id}`)).toEqual([`summary ${r.id}`]);
+    } finally {
+      await opened.store.close();
+    }
+  }, 120_000);
+
   it('a push failing after its rebuild leaves the table exactly as it was', async () => {
     const opened = open();
     try {
