@@ -188,7 +188,25 @@ export interface SchemaDdl {
    * the table's other indexes and the rows' insertion order are kept.
    */
   changeColumnType(tx: Executor, object: string, attributeId: string, from: AttributeSpec, to: AttributeSpec): Promise<void>;
+  /**
+   * Several column changes of one object in one push, in the order the push's steps make
+   * them (engine/store/sql/column-changes.ts): the same end state (columns, types, values,
+   * indexes, rows' insertion order) as the per-change members above called in that order.
+   * A backend may do them one by one (PostgreSQL) or at once: SQLite rebuilds the table
+   * once instead of once per change, each rebuild costing a few scans of the whole schema.
+   */
+  changeColumns(tx: Executor, object: string, changes: readonly ColumnChange[]): Promise<void>;
 }
+
+/**
+ * One column change (SchemaDdl.changeColumns), with what the per-change member takes:
+ * `add` ↔ addColumn, `rename` ↔ renameColumn, `retype` ↔ changeColumnType, `drop` ↔ dropColumn.
+ */
+export type ColumnChange =
+  | { kind: 'add'; spec: AttributeSpec }
+  | { kind: 'rename'; from: string; to: string }
+  | { kind: 'retype'; attributeId: string; from: AttributeSpec; to: AttributeSpec }
+  | { kind: 'drop'; attributeId: string; name: string };
 
 /** A cross-object search request (contract.md §3 "Cross-object search"). */
 export interface FulltextInput {

@@ -7,7 +7,8 @@ import { PostgresDriver } from '../../engine/store/postgres/driver.js';
 import { decodeColumn } from '../../engine/store/sql/convert.js';
 import { tableIdent } from '../../engine/store/sql/idents.js';
 import { CODECS as SQLITE_CODECS } from '../../engine/store/sqlite/codecs.js';
-import { createRecordTable as sqliteCreate, rebuildColumn as sqliteRebuild } from '../../engine/store/sqlite/ddl.js';
+import { createRecordTable as sqliteCreate } from '../../engine/store/sqlite/ddl.js';
+import { changeColumnType as sqliteRebuild } from '../../engine/store/sqlite/columns.js';
 import { usePostgresDriver } from '../support/postgres-db.js';
 import { ALL_SPECS, corpusValues } from '../support/value-corpus.js';
 

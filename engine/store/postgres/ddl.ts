@@ -1,6 +1,7 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
 import type { Executor, Param, SchemaDdl } from '../port.js';
+import { changeColumnsOneByOne } from '../sql/column-changes.js';
 import { convertColumnValue } from '../sql/convert.js';
 import { indexIdent, indexKind, systemColumnsSql, tableIdent } from '../sql/idents.js';
 import { CODECS, columnType } from './codecs.js';
@@ -70,6 +71,9 @@ export const postgresDdl: SchemaDdl = {
   },
 
   changeColumnType,
+
+  // Each ALTER costs PostgreSQL no scan of a whole schema: the changes go one by one.
+  changeColumns: (tx, object, changes) => changeColumnsOneByOne(postgresDdl, tx, object, changes),
 };
 
 /** Rows converted per UPDATE (one bound jsonb list each). */

@@ -7,6 +7,7 @@ import type { Executor } from '../port.js';
 import { specOfStored } from './catalog-rows.js';
 import type { Core } from './context.js';
 import { dropRole, renameRole, upsertRole } from './roles.js';
+import { foldingDdl, plannedColumnChanges } from './column-changes.js';
 import { applyAttributeChange, dropAttribute, insertAttribute } from './schema-attributes.js';
 import { changeObjectInfo, dropObject, insertObject, renameObject } from './schema-objects.js';
 import { now } from './time.js';
@@ -103,14 +104,28 @@ const HANDLERS: { [A in StepAction]: Handler<A> } = {
   },
 };
 
+const ATTRIBUTE_STEPS: ReadonlySet<StepAction> = new Set(['rename_attribute', 'add_attribute', 'change_attribute', 'drop_attribute']);
+
 export async function applyPlan(core: Core, tx: Executor, plan: Plan, sourceId: string, declaration: Declaration): Promise<number> {
-  const ctx: ApplyContext = { core, tx, owner: { kind: 'source', id: sourceId }, deferred: [] };
+  // Each object's column changes of this push are made at once, at its first attribute step
+  // (column-changes.ts): the steps run with a SchemaDdl that knows which changes are coming.
+  const ddl = foldingDdl(core.ddl);
+  const ctx: ApplyContext = { core: { ...core, ddl }, tx, owner: { kind: 'source', id: sourceId }, deferred: [] };
+  const planned = new Set<string>();
   // The search index's per-object upkeep once per object touched, not once per step (port.ts).
   await core.fulltext.schemaBatch(tx, async () => {
-    for (const step of plan.steps) {
+    for (const [i, step] of plan.steps.entries()) {
+      if (ATTRIBUTE_STEPS.has(step.action) && 'object' in step && !planned.has(step.object)) {
+        planned.add(step.object);
+        // Read now, not before the push: an object rename earlier in the plan has moved it.
+        const o = await core.catalog.find(tx, step.object);
+        const changes = o && plannedColumnChanges(o, plan.steps.slice(i));
+        if (changes) ddl.plan(step.object, changes);
+      }
       await (HANDLERS[step.action] as Handler<StepAction>)(step as never, ctx);
     }
-    for (const d of ctx.deferred) await insertAttribute(core, tx, d.object, d.spec, ctx.owner);
+    ddl.finish();
+    for (const d of ctx.deferred) await insertAttribute(ctx.core, tx, d.object, d.spec, ctx.owner);
   });
   const row = await tx.get<{ version: number }>('SELECT version FROM _ss_sources WHERE id = ?', [sourceId]);
   const version = Number(row?.version ?? 0) + 1;

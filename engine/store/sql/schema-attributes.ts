@@ -115,6 +115,14 @@ async function checkAttributeChange(core: Core, tx: Executor, o: StoredObject, a
   await checkRelationTarget(core, tx, next, o.name);
 }
 
+/**
+ * Whether a change from `current` to `next` needs a new column type (SchemaDdl.changeColumnType):
+ * the one rule, which the applier's folding of a push's column changes reads too (column-changes.ts).
+ */
+export function rebuildsColumn(current: AttributeSpec, next: AttributeSpec): boolean {
+  return current.type !== next.type || isMultiValued(current) !== isMultiValued(next) || (typeDef(current.type).reference === 'record' && current.multiple !== next.multiple);
+}
+
 /** Rename, type change (column rebuild), constraint change, index, backfill, search index. */
 async function writeAttributeChange(core: Core, tx: Executor, o: StoredObject, a: StoredAttribute, next: AttributeSpec, options: { backfill: boolean; owner: Owner }): Promise<void> {
   const current = specOfStored(a);
@@ -128,7 +136,7 @@ async function writeAttributeChange(core: Core, tx: Executor, o: StoredObject, a
   if (holdsDocuments(current) && !holdsDocuments(next)) await core.files?.documents.deleteSchemaDocuments(tx, o.name, current.name);
   else if (holdsDocuments(current) && next.name !== current.name) await core.files?.documents.renameSchemaSlot(tx, o.name, current.name, next.name);
   const renamedCurrent = { ...current, name: next.name };
-  const needsRebuild = current.type !== next.type || isMultiValued(current) !== isMultiValued(next) || (typeDef(current.type).reference === 'record' && current.multiple !== next.multiple);
+  const needsRebuild = rebuildsColumn(current, next);
   if (needsRebuild) await core.ddl.changeColumnType(tx, o.name, a.id, renamedCurrent, next);
   await tx.run('UPDATE _ss_attributes SET name = ?, spec = ?, owner_kind = ?, owner_id = ?, updated_at = ? WHERE id = ?', [
     next.name,

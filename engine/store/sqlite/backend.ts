@@ -5,21 +5,23 @@ import { intColumn } from '../sql/rows.js';
 import type { Backend, Executor, FulltextPort, SchemaDdl } from '../port.js';
 import { CODECS } from './codecs.js';
 import { writeTransaction } from './database.js';
-import { addColumn, createRecordTable, dropColumn, dropRecordTable, rebuildColumn, renameColumn, renameRecordTable, syncIndex } from './ddl.js';
+import { addColumn, changeColumns, changeColumnType, dropColumn, renameColumn } from './columns.js';
+import { createRecordTable, dropRecordTable, renameRecordTable, syncIndex } from './ddl.js';
 import { sqliteDialect } from './dialect.js';
 import { SqliteDriver } from './driver.js';
 import {
   afterAttributeChange,
   afterObjectRename,
+  beforeAlterTable,
   beforeSchemaChange,
-  bulkInsertIndex,
-  bulkUpdateIndex,
   dropObjectIndex,
   endTriggerBatch,
   ensureDocumentTriggers,
   ensureSearchIndex,
+  newTriggerBatch,
   type TriggerBatch,
 } from './fulltext.js';
+import { bulkInsertIndex, bulkUpdateIndex } from './fulltext-bulk.js';
 import { isTextLike } from '../../model/types/registry.js';
 import { runFulltext } from './fulltext-query.js';
 
@@ -45,26 +47,33 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
     if (cookie.get() !== before) driver.clearStatements();
     return Promise.resolve();
   };
-  const schema: SchemaDdl = {
-    createRecordTable: (_tx, object, attributes) => ddl(() => createRecordTable(db, object, attributes)),
-    dropRecordTable: (_tx, object) => ddl(() => dropRecordTable(db, object)),
-    renameRecordTable: (_tx, from, to) => ddl(() => renameRecordTable(db, from, to)),
-    addColumn: (_tx, object, spec) => ddl(() => addColumn(db, object, spec)),
-    dropColumn: (_tx, object, attributeId, name) => ddl(() => dropColumn(db, object, attributeId, name)),
-    renameColumn: (_tx, object, from, to) => ddl(() => renameColumn(db, object, from, to)),
-    syncIndex: (_tx, object, attributeId, spec, fresh) => ddl(() => syncIndex(db, object, attributeId, spec, fresh)),
-    changeColumnType: (_tx, object, attributeId, from, to) => ddl(() => rebuildColumn(db, object, attributeId, from, to)),
-  };
-  const sync = (fn: () => void): Promise<void> => {
-    fn();
-    return Promise.resolve();
-  };
   // The push running schemaBatch, if any. One per backend is enough: its transaction holds
   // the connection's queue from BEGIN to COMMIT (driver.ts), so no other call's hooks run
   // while it is set, and it is cleared whether the push commits or throws.
   let batch: TriggerBatch | undefined;
   // A bulk write's index statements, from the driver's cache (fulltext.ts Prepare).
   const prepare = (sql: string) => driver.stmt(sql);
+  const schema: SchemaDdl = {
+    createRecordTable: (_tx, object, attributes) => ddl(() => createRecordTable(db, object, attributes)),
+    dropRecordTable: (_tx, object) => ddl(() => dropRecordTable(db, object)),
+    renameRecordTable: (_tx, from, to) =>
+      ddl(() => {
+        beforeAlterTable(db, from, batch);
+        renameRecordTable(db, from, to);
+      }),
+    addColumn: (_tx, object, spec) => ddl(() => addColumn(db, object, spec, alter(object))),
+    dropColumn: (_tx, object, attributeId, name) => ddl(() => dropColumn(db, object, attributeId, name, alter(object))),
+    renameColumn: (_tx, object, from, to) => ddl(() => renameColumn(db, object, from, to, alter(object))),
+    syncIndex: (_tx, object, attributeId, spec, fresh) => ddl(() => syncIndex(db, object, attributeId, spec, fresh)),
+    changeColumnType: (_tx, object, attributeId, from, to) => ddl(() => changeColumnType(db, object, attributeId, from, to, alter(object))),
+    changeColumns: (_tx, object, changes) => ddl(() => changeColumns(db, object, changes, alter(object))),
+  };
+  // Column DDL that ALTERs the table first takes down search triggers a push left standing (fulltext.ts TriggerBatch).
+  const alter = (object: string) => (): void => beforeAlterTable(db, object, batch);
+  const sync = (fn: () => void): Promise<void> => {
+    fn();
+    return Promise.resolve();
+  };
   const fulltext: FulltextPort = {
     ensure: (_tx, objects) => {
       const built = ensureSearchIndex(db, objects);
@@ -75,7 +84,7 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
     afterAttributeChange: (_tx, o, oldName, newName) => ddl(() => afterAttributeChange(db, o, oldName, newName, batch)),
     schemaBatch: async (_tx, fn) => {
       if (batch) return fn();
-      const mine: TriggerBatch = (batch = new Map());
+      const mine: TriggerBatch = (batch = newTriggerBatch());
       try {
         const out = await fn();
         await ddl(() => endTriggerBatch(db, mine));

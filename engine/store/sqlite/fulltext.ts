@@ -7,16 +7,6 @@ import type { Statement } from 'better-sqlite3';
 import type { Db } from './database.js';
 
 /**
- * Where a bulk write's statements come from: the driver's statement cache (driver.ts `stmt`,
- * emptied after every DDL, so a statement never outlives the schema it was prepared for).
- * Each batch runs the same ~8 statements; preparing them afresh (an FTS5 INSERT among them)
- * was ~30 ms of CPU per 100 batches. The schema-change paths, which run once per change,
- * prepare directly.
- */
-export type Prepare = (sql: string) => Statement;
-const direct = (db: Db): Prepare => (sql) => db.prepare(sql);
-
-/**
  * The cross-object full-text index (contract.md §3 "Cross-object search").
  *
  * Layout: `_ss_search` holds one row per (record, text-like attribute) with its text, and
@@ -93,13 +83,13 @@ const AUTOMERGE = 8;
 const setAutomerge = (db: Db): void => void db.exec(`INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('automerge', ${AUTOMERGE})`);
 
 /** The FTS5 entries of the `_ss_search` rows `where` selects: added after the rows are written. */
-const ftsAdd = (where: string): string => `INSERT INTO _ss_fts(rowid, text) SELECT id, text FROM _ss_search WHERE ${where}`;
+export const ftsAdd = (where: string): string => `INSERT INTO _ss_fts(rowid, text) SELECT id, text FROM _ss_search WHERE ${where}`;
 
 /**
  * Removing `_ss_search` rows: their FTS5 entries first (an external-content index is told the
  * text it indexed, which the rows still hold), then the rows.
  */
-const removeRows = (where: string): string[] => [
+export const removeRows = (where: string): string[] => [
   `INSERT INTO _ss_fts(_ss_fts, rowid, text) SELECT 'delete', id, text FROM _ss_search WHERE ${where}`,
   `DELETE FROM _ss_search WHERE ${where}`,
 ];
@@ -138,7 +128,7 @@ const triggerIdent = (object: string, event: string): string => `"_ss_search_${e
  * from `from`, restricted by `where`. `_rowid_`, never `rowid`: an attribute may be named
  * `rowid` and would hide SQLite's (ddl.ts); no attribute name starts with `_`.
  */
-function insertRows(o: StoredObject, attrs: readonly AttributeSpec[], row: string, from: string, where = ''): string[] {
+export function insertRows(o: StoredObject, attrs: readonly AttributeSpec[], row: string, from: string, where = ''): string[] {
   return attrs.map((a) => {
     const t = textExpr(a, row);
     return `INSERT INTO _ss_search(object, record_id, record_rowid, attribute, text) SELECT ${lit(o.name)}, ${row}.id, ${row}._rowid_, ${lit(a.name)}, ${t} FROM ${from} WHERE ${where}${t} IS NOT NULL AND ${t} <> ''`;
@@ -146,7 +136,7 @@ function insertRows(o: StoredObject, attrs: readonly AttributeSpec[], row: strin
 }
 
 // Which attributes are indexed is the registry's `fullText` (contract.md §3: text-like).
-const textAttributes = (o: StoredObject): AttributeSpec[] => o.attributes.filter((a) => !a.system && isTextLike(a));
+export const textAttributes = (o: StoredObject): AttributeSpec[] => o.attributes.filter((a) => !a.system && isTextLike(a));
 
 function dropObjectTriggers(db: Db, object: string): void {
   for (const e of ['ai', 'au', 'ad']) db.exec(`DROP TRIGGER IF EXISTS ${triggerIdent(object, e)}`);
@@ -162,7 +152,7 @@ function objectTriggers(db: Db, o: StoredObject): void {
   const inserts = [...insertRows(o, attrs, 'new', '(SELECT 1)'), ftsAdd(`object = ${lit(o.name)} AND record_rowid = new._rowid_`)].map((s) => `${s};`).join('\n  ');
   // Document rows carry no record_rowid, so this removes the record's attribute rows only.
   const del = removeRows(`object = ${lit(o.name)} AND record_rowid = old._rowid_`).map((s) => `${s};`).join('\n  ');
-  // While a bulk write of this object holds the gate, it indexes its rows itself (bulkInsertIndex).
+  // While a bulk write of this object holds the gate, it indexes its rows itself (fulltext-bulk.ts).
   const open = `WHEN NOT EXISTS (SELECT 1 FROM _ss_search_gate WHERE object = ${lit(o.name)})`;
   db.exec(`CREATE TRIGGER ${triggerIdent(o.name, 'ai')} AFTER INSERT ON ${table} ${open} BEGIN\n  ${inserts}\nEND`);
   db.exec(`CREATE TRIGGER ${triggerIdent(o.name, 'ad')} AFTER DELETE ON ${table} BEGIN\n  ${del}\nEND`);
@@ -171,10 +161,15 @@ function objectTriggers(db: Db, o: StoredObject): void {
   db.exec(`CREATE TRIGGER ${triggerIdent(o.name, 'au')} AFTER UPDATE OF ${cols} ON ${table} ${open} BEGIN\n  ${del}\n  ${inserts}\nEND`);
 }
 
-/** Index the stored values of some attributes of `o`, every record. */
-function fillAttributes(db: Db, o: StoredObject, attrs: readonly AttributeSpec[]): void {
-  if (attrs.length > 0) indexRows(direct(db), o, attrs, '');
-}
+/**
+ * Where a bulk write's statements come from: the driver's statement cache (driver.ts `stmt`,
+ * emptied after every DDL, so a statement never outlives the schema it was prepared for).
+ * Each batch runs the same ~8 statements; preparing them afresh (an FTS5 INSERT among them)
+ * was ~30 ms of CPU per 100 batches. The schema-change paths, which run once per change,
+ * prepare directly.
+ */
+export type Prepare = (sql: string) => Statement;
+export const direct = (db: Db): Prepare => (sql) => db.prepare(sql);
 
 /**
  * Index `attrs` of the records of `o` that `where` (a prefix of a WHERE clause over `r`, with
@@ -183,83 +178,16 @@ function fillAttributes(db: Db, o: StoredObject, attrs: readonly AttributeSpec[]
  * id before: SQLite numbers a new row max + 1 (picking at random only once 2^63 - 1 is taken,
  * refused below), and nothing else writes `_ss_search` between the statements.
  */
-function indexRows(prepare: Prepare, o: StoredObject, attrs: readonly AttributeSpec[], where: string, ...params: unknown[]): void {
+export function indexRows(prepare: Prepare, o: StoredObject, attrs: readonly AttributeSpec[], where: string, ...params: unknown[]): void {
   const top = prepare('SELECT COALESCE(MAX(id), 0) FROM _ss_search').pluck().get();
   if (typeof top !== 'number' || !Number.isSafeInteger(top)) throw new Error('the search index ran out of row ids: delete _ss_meta.search_layout to rebuild it');
   for (const sql of insertRows(o, attrs, 'r', `${tableIdent(o.name)} AS r`, where)) prepare(sql).run(...params);
   prepare(ftsAdd('id > ?')).run(top);
 }
 
-/**
- * Hold back the record triggers of the object `gate` names until the returned function is
- * called. The gate is a row of `_ss_search_gate`, written and deleted inside the caller's
- * write transaction, so it cannot leak:
- * - to another connection: no one reads uncommitted rows, the row is gone before COMMIT, and
- *   another writer waits on BEGIN IMMEDIATE meanwhile (database.ts writeTransaction);
- * - past a failure: a write that throws before releasing rolls its transaction or savepoint
- *   back (every store write is one, core.ts `tx`), and the gate row goes with it, so later
- *   writes (in the same outer transaction too, after a caught failure) see live triggers.
- * Holding a gate already held would hide the inner writes from the outer pass: a bug, refused.
- */
-function hold(db: Db, prepare: Prepare, gate: string): () => void {
-  if (!db.inTransaction) throw new Error('the search index gate needs a write transaction');
-  if (prepare('INSERT INTO _ss_search_gate (object) VALUES (?) ON CONFLICT DO NOTHING').run(gate).changes === 0) {
-    throw new Error(`the search index gate ${gate} is held already`);
-  }
-  return () => void prepare('DELETE FROM _ss_search_gate WHERE object = ?').run(gate);
-}
-
-/** A bulk write's index maintenance: begun before its statements, finished right after them. */
-export interface BulkIndex {
-  finish(): void;
-}
-
-const NOTHING: BulkIndex = { finish: () => {} };
-
-/**
- * A bulk insert into `o`'s table, which inserts exactly the records `ids` names between this
- * call and `finish()` (or throws, and its rollback takes the gate along). The record triggers
- * are gated off meanwhile; `finish` indexes the batch in one pass (10,000 records × 3 text
- * attributes: 30,000 trigger runs → 3 statements). The batch is the rows above the table's
- * largest rowid before it (SQLite numbers new rows max + 1, and no other row reaches the table
- * meanwhile: this transaction holds the write lock and only the caller inserts), counted to be
- * sure, with the id list as the fallback. One record keeps the trigger: it costs less.
- */
-export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[], prepare = direct(db)): BulkIndex {
-  const attrs = textAttributes(o);
-  if (ids.length < 2 || attrs.length === 0) return NOTHING;
-  const table = tableIdent(o.name);
-  const floor = prepare(`SELECT COALESCE(MAX(_rowid_), 0) FROM ${table}`).pluck().get();
-  const release = hold(db, prepare, o.name);
-  return {
-    finish: () => {
-      release();
-      const above = prepare(`SELECT COUNT(*) FROM ${table} WHERE _rowid_ > ?`).pluck().get(floor);
-      if (above === ids.length) indexRows(prepare, o, attrs, 'r._rowid_ > ? AND ', floor);
-      else indexRows(prepare, o, attrs, 'r.id IN (SELECT value FROM json_each(?)) AND ', JSON.stringify(ids));
-    },
-  };
-}
-
-/**
- * A bulk update of the records `ids` names, between this call and `finish()`. When it writes a
- * text-like attribute (`writesText`) the triggers are gated off meanwhile, and `finish`
- * re-indexes the batch's rows from the table as the writes left them, as the update trigger
- * would have row by row. An update of other attributes fires no trigger and needs nothing.
- */
-export function bulkUpdateIndex(db: Db, o: StoredObject, ids: readonly string[], writesText: boolean, prepare = direct(db)): BulkIndex {
-  const attrs = textAttributes(o);
-  if (ids.length < 2 || attrs.length === 0 || !writesText) return NOTHING;
-  const release = hold(db, prepare, o.name);
-  return {
-    finish: () => {
-      release();
-      const list = JSON.stringify(ids);
-      const batch = 'SELECT value FROM json_each(?)';
-      for (const sql of removeRows(`object = ? AND record_rowid IN (SELECT _rowid_ FROM ${tableIdent(o.name)} WHERE id IN (${batch}))`)) prepare(sql).run(o.name, list);
-      indexRows(prepare, o, attrs, `r.id IN (${batch}) AND `, list);
-    },
-  };
+/** Index the stored values of some attributes of `o`, every record. */
+function fillAttributes(db: Db, o: StoredObject, attrs: readonly AttributeSpec[]): void {
+  if (attrs.length > 0) indexRows(direct(db), o, attrs, '');
 }
 
 /**
@@ -268,28 +196,54 @@ export function bulkUpdateIndex(db: Db, o: StoredObject, ids: readonly string[],
  * DDL statement scans the whole `sqlite_schema`, whose 3 triggers per object make it large
  * (a 1,000-object schema: ~1.4 MB of trigger SQL); dropping and making the triggers once per
  * object and push instead of per attribute change saves six such statements per change.
+ *
+ * `standing`: objects whose triggers beforeSchemaChange left in place, because the DDL that
+ * follows may take them for free: a table rebuild (sqlite/columns.ts) drops the table, and
+ * its triggers with it, in the one scan DROP TABLE makes anyway, where dropping them first
+ * costs three more scans. An ALTER TABLE needs them gone first (DROP COLUMN refuses a column
+ * a trigger names): the backend calls beforeAlterTable right before each. Standing triggers
+ * name the table's columns as they were, so a write they see before the DDL (none of the
+ * schema steps makes one: each runs its DDL right after beforeSchemaChange) or in a push
+ * step with no DDL (a constraint change's backfill: the columns are unchanged) indexes as
+ * before; afterAttributeChange re-reads the attribute from the table either way, and the
+ * batch's end drops whatever still stands before making the triggers again.
  */
-export type TriggerBatch = Map<string, StoredObject | null>;
+export interface TriggerBatch {
+  objects: Map<string, StoredObject | null>;
+  standing: Set<string>;
+}
 
-/** Before DDL on an object's table: no trigger may name a column about to go. */
+export const newTriggerBatch = (): TriggerBatch => ({ objects: new Map(), standing: new Set() });
+
+/** Before DDL on an object's table: no trigger may name a column about to go (in a batch: see TriggerBatch). */
 export function beforeSchemaChange(db: Db, object: string, batch?: TriggerBatch): void {
-  if (batch?.has(object)) return; // down since an earlier change of this push
-  dropObjectTriggers(db, object);
-  if (batch) batch.set(object, null);
+  if (!batch) {
+    dropObjectTriggers(db, object);
+    return;
+  }
+  if (batch.objects.has(object)) return; // down (or standing) since an earlier change of this push
+  batch.objects.set(object, null);
+  batch.standing.add(object);
+}
+
+/** Right before an ALTER TABLE of the object's table: triggers left standing go now. */
+export function beforeAlterTable(db: Db, object: string, batch?: TriggerBatch): void {
+  if (batch?.standing.delete(object)) dropObjectTriggers(db, object);
 }
 
 /** The triggers of `o` as it is now, or, in a batch, when the batch ends. */
 function restoreTriggers(db: Db, o: StoredObject, batch: TriggerBatch | undefined): void {
-  if (batch) batch.set(o.name, o);
+  if (batch) batch.objects.set(o.name, o);
   else objectTriggers(db, o);
 }
 
 /** The end of a push's schema changes: the triggers of every object it touched, made once. */
 export function endTriggerBatch(db: Db, batch: TriggerBatch): void {
-  for (const [name, o] of batch) {
+  for (const [name, o] of batch.objects) {
     // Every DDL path pairs beforeSchemaChange with a hook after it; an object left without
     // its triggers would go unindexed, so the push fails (and rolls back) instead.
     if (!o) throw new Error(`the search triggers of ${name} were dropped and not made again`);
+    // objectTriggers drops any still standing (DROP TRIGGER IF EXISTS: no scan for one that is gone).
     objectTriggers(db, o);
   }
 }
@@ -314,13 +268,15 @@ export function afterAttributeChange(db: Db, o: StoredObject, oldName: string | 
 
 export function afterObjectRename(db: Db, from: string, o: StoredObject, batch?: TriggerBatch): void {
   dropObjectTriggers(db, from);
-  batch?.delete(from);
+  batch?.objects.delete(from);
+  batch?.standing.delete(from);
   db.prepare('UPDATE _ss_search SET object = ? WHERE object = ?').run(o.name, from);
   restoreTriggers(db, o, batch);
 }
 
 export function dropObjectIndex(db: Db, object: string, batch?: TriggerBatch): void {
-  batch?.delete(object);
+  batch?.objects.delete(object);
+  batch?.standing.delete(object);
   dropObjectTriggers(db, object);
   for (const sql of removeRows('object = ?')) db.prepare(sql).run(object);
 }

@@ -1,0 +1,79 @@
+import type { StoredObject } from '../../model/stored.js';
+import { tableIdent } from '../sql/idents.js';
+import type { Db } from './database.js';
+import { direct, indexRows, removeRows, textAttributes, type Prepare } from './fulltext.js';
+
+// A bulk write's share of the search index (fulltext.ts): one pass per batch instead of a
+// trigger run per record and attribute.
+
+/**
+ * Hold back the record triggers of the object `gate` names until the returned function is
+ * called. The gate is a row of `_ss_search_gate`, written and deleted inside the caller's
+ * write transaction, so it cannot leak:
+ * - to another connection: no one reads uncommitted rows, the row is gone before COMMIT, and
+ *   another writer waits on BEGIN IMMEDIATE meanwhile (database.ts writeTransaction);
+ * - past a failure: a write that throws before releasing rolls its transaction or savepoint
+ *   back (every store write is one, core.ts `tx`), and the gate row goes with it, so later
+ *   writes (in the same outer transaction too, after a caught failure) see live triggers.
+ * Holding a gate already held would hide the inner writes from the outer pass: a bug, refused.
+ */
+function hold(db: Db, prepare: Prepare, gate: string): () => void {
+  if (!db.inTransaction) throw new Error('the search index gate needs a write transaction');
+  if (prepare('INSERT INTO _ss_search_gate (object) VALUES (?) ON CONFLICT DO NOTHING').run(gate).changes === 0) {
+    throw new Error(`the search index gate ${gate} is held already`);
+  }
+  return () => void prepare('DELETE FROM _ss_search_gate WHERE object = ?').run(gate);
+}
+
+/** A bulk write's index maintenance: begun before its statements, finished right after them. */
+export interface BulkIndex {
+  finish(): void;
+}
+
+const NOTHING: BulkIndex = { finish: () => {} };
+
+/**
+ * A bulk insert into `o`'s table, which inserts exactly the records `ids` names between this
+ * call and `finish()` (or throws, and its rollback takes the gate along). The record triggers
+ * are gated off meanwhile; `finish` indexes the batch in one pass (10,000 records × 3 text
+ * attributes: 30,000 trigger runs → 3 statements). The batch is the rows above the table's
+ * largest rowid before it (SQLite numbers new rows max + 1, and no other row reaches the table
+ * meanwhile: this transaction holds the write lock and only the caller inserts), counted to be
+ * sure, with the id list as the fallback. One record keeps the trigger: it costs less.
+ */
+export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[], prepare = direct(db)): BulkIndex {
+  const attrs = textAttributes(o);
+  if (ids.length < 2 || attrs.length === 0) return NOTHING;
+  const table = tableIdent(o.name);
+  const floor = prepare(`SELECT COALESCE(MAX(_rowid_), 0) FROM ${table}`).pluck().get();
+  const release = hold(db, prepare, o.name);
+  return {
+    finish: () => {
+      release();
+      const above = prepare(`SELECT COUNT(*) FROM ${table} WHERE _rowid_ > ?`).pluck().get(floor);
+      if (above === ids.length) indexRows(prepare, o, attrs, 'r._rowid_ > ? AND ', floor);
+      else indexRows(prepare, o, attrs, 'r.id IN (SELECT value FROM json_each(?)) AND ', JSON.stringify(ids));
+    },
+  };
+}
+
+/**
+ * A bulk update of the records `ids` names, between this call and `finish()`. When it writes a
+ * text-like attribute (`writesText`) the triggers are gated off meanwhile, and `finish`
+ * re-indexes the batch's rows from the table as the writes left them, as the update trigger
+ * would have row by row. An update of other attributes fires no trigger and needs nothing.
+ */
+export function bulkUpdateIndex(db: Db, o: StoredObject, ids: readonly string[], writesText: boolean, prepare = direct(db)): BulkIndex {
+  const attrs = textAttributes(o);
+  if (ids.length < 2 || attrs.length === 0 || !writesText) return NOTHING;
+  const release = hold(db, prepare, o.name);
+  return {
+    finish: () => {
+      release();
+      const list = JSON.stringify(ids);
+      const batch = 'SELECT value FROM json_each(?)';
+      for (const sql of removeRows(`object = ? AND record_rowid IN (SELECT _rowid_ FROM ${tableIdent(o.name)} WHERE id IN (${batch}))`)) prepare(sql).run(o.name, list);
+      indexRows(prepare, o, attrs, `r.id IN (${batch}) AND `, list);
+    },
+  };
+}
