@@ -291,6 +291,19 @@ export interface Backend {
    */
   readonly keysVersionMaxAgeMs?: number;
   /**
+   * A single-record create in one round trip, for a backend where every statement is one to
+   * a server (PostgreSQL; absent on SQLite, where a transaction costs none). Inserts `row`
+   * (bound in `columns` order; `table` and `columns` quoted identifiers) as ONE autocommitted
+   * statement that inserts nothing unless the catalog token (catalogToken) is still `token`,
+   * and that is serializable with every Driver.transaction as one of them would be (the rules
+   * the transaction path keeps by SERIALIZABLE keep here too). Resolves whether the row went
+   * in. The search index must be kept by the statement itself (its triggers): no FulltextPort
+   * hook runs around it. The caller (engine/store/sql/lone-create.ts) falls back to a
+   * transaction when it resolves false or fails for any reason but a unique value or an
+   * unreachable database.
+   */
+  readonly insertIfCatalog?: (table: string, columns: readonly string[], row: readonly Param[], token: unknown) => Promise<boolean>;
+  /**
    * Rate-limit counts kept in the database, for a backend any number of processes share
    * (contract.md §8); absent when one process owns the data (SQLite: the server counts in memory).
    */

@@ -1,4 +1,5 @@
 import type { Executor } from '../port.js';
+import type { PreparedCreates } from './records.js';
 
 /**
  * Writes on a store bound to a transaction (`Store.transaction(fn)`'s `tx`, types.ts): each is
@@ -57,4 +58,19 @@ export function endWholeBody<T>(whole: WholeBody, out: T): T {
 export interface TransactionMarks {
   /** A write that may change what a key is ran: the keys version is read again after the commit. */
   keys: boolean;
+}
+
+/**
+ * A create refused by a unique index inside a `{ savepoints: false }` body: the offenders are
+ * named (records.ts nameUniqueOffenders) only after the transaction has rolled back, by the
+ * top-level `transaction` — inside it, PostgreSQL refuses every statement after the failed
+ * one. It reaches no caller: `transaction` turns it into the named 400 (or the index's error).
+ */
+export class UniqueToName extends Error {
+  constructor(
+    readonly prepared: PreparedCreates,
+    override readonly cause: unknown,
+  ) {
+    super('a unique value was refused; its offenders are named once the transaction has rolled back', { cause });
+  }
 }

@@ -6,7 +6,7 @@ import { isBuiltinRole, type RoleDecl } from '../../model/roles.js';
 import type { Owner } from '../../model/stored.js';
 import type { Backend, Executor } from '../port.js';
 import type { RateCounter } from '../types.js';
-import { endWholeBody, inWholeBody, savepoint, type TransactionMarks, type WholeBody } from './nested-writes.js';
+import { endWholeBody, inWholeBody, savepoint, UniqueToName, type TransactionMarks, type WholeBody } from './nested-writes.js';
 import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, KeyGuard, PushOptions, Scope, SearchInput, Store, StoreTransactionOptions } from '../types.js';
 import type { DataFacts, Violation } from '../../plan/facts.js';
 import type { Plan } from '../../plan/types.js';
@@ -19,6 +19,7 @@ import type { Core } from './context.js';
 import { FilesService } from './files-service.js';
 import { listHistory } from './history.js';
 import { Idempotency } from './idempotency.js';
+import { loneCreate } from './lone-create.js';
 import { Keys } from './keys.js';
 import * as records from './records.js';
 import * as roles from './roles.js';
@@ -154,7 +155,7 @@ export class SqlStore implements Store {
       const out = await this.shared.backend.driver.transaction(async (tx) => {
         await shared.catalog.refresh(tx);
         // A fresh view per attempt: a retried transaction starts from the committed schema.
-        view = shared.catalog.begin();
+        view = shared.catalog.begin(tx);
         const out = await fn({ ...shared, catalog: view }, tx);
         // Before COMMIT: if this transaction changed the schema, the process's cache is dropped,
         // so no call after it (queued behind the COMMIT) can read the schema from before it.
@@ -191,6 +192,9 @@ export class SqlStore implements Store {
     if (this.scope.kind === 'tx') return this.write(body);
     try {
       return await this.write(body);
+    } catch (err) {
+      if (err instanceof UniqueToName) return this.nameUnique(err.prepared, err.cause);
+      throw err;
     } finally {
       if (marks.keys) this.shared.keysVersion?.forget();
     }
@@ -241,6 +245,10 @@ export class SqlStore implements Store {
   private async creates(object: string, bodies: unknown[], actor: Actor, bulk: boolean) {
     let prepared: records.PreparedCreates | undefined;
     try {
+      // One statement instead of a transaction where the backend offers it (lone-create.ts):
+      // a single create at the top level only (inside `transaction` it is that one's write).
+      const alone = !bulk && this.scope.kind === 'top' ? await loneCreate(this.shared.core, object, bodies[0], actor) : undefined;
+      if (alone) return [alone];
       return await this.write(async (core, tx) => {
         const o = await core.catalog.require(tx, object);
         if (bulk) records.checkBatch(bodies, 'records', MAX_BULK_WRITE);
@@ -250,9 +258,15 @@ export class SqlStore implements Store {
       }, !bulk);
     } catch (err) {
       if (!prepared || this.shared.backend.driver.classify(err) !== 'unique') throw err;
-      const p = prepared;
-      throw (await this.read((_core, ex) => records.nameUniqueOffenders(ex, p))) ?? err;
+      // In a body without savepoints the refused statement ended what its transaction can do
+      // (PostgreSQL aborts it): `transaction` names the offenders once it has rolled back.
+      if (this.scope.kind === 'tx' && this.scope.whole) throw new UniqueToName(prepared, err);
+      return this.nameUnique(prepared, err);
     }
+  }
+
+  private async nameUnique(p: records.PreparedCreates, err: unknown): Promise<never> {
+    throw (await this.read((_core, ex) => records.nameUniqueOffenders(ex, p))) ?? err;
   }
 
   getRecord = (object: string, id: string) => this.read(async (core, ex) => records.getRecord(core, ex, await core.catalog.require(ex, object), id));
