@@ -8,11 +8,11 @@ import type { Backend, Executor } from '../port.js';
 import type { RateCounter } from '../types.js';
 import { endWholeBody, inWholeBody, savepoint, UniqueToName, type TransactionMarks, type WholeBody } from './nested-writes.js';
 import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, KeyGuard, PushOptions, Scope, SearchInput, Store, StoreTransactionOptions } from '../types.js';
-import type { DataFacts, Violation } from '../../plan/facts.js';
+import type { DataFacts } from '../../plan/facts.js';
 import type { Plan } from '../../plan/types.js';
 import { applyPlan } from './apply.js';
 import { Catalog } from './catalog.js';
-import { answer, probeFor } from './probe.js';
+import { factsOver, probeFor } from './probe.js';
 import { loadViews } from './catalog-rows.js';
 import type { BlobStore } from '../blobs.js';
 import type { Core } from './context.js';
@@ -234,21 +234,16 @@ export class SqlStore implements Store {
 
   // ------------------------------------------------------------------ records
 
-  createRecord = async (object: string, values: Record<string, unknown>, actor: Actor) => (await this.creates(object, [values], actor, false))[0]!;
+  // One statement instead of a transaction where the backend offers it (lone-create.ts); inside `transaction`, that one's write.
+  createRecord = async (object: string, values: Record<string, unknown>, actor: Actor) =>
+    (this.scope.kind === 'top' ? await loneCreate(this.shared.core, object, values, actor) : undefined) ?? (await this.creates(object, [values], actor, false))[0]!;
 
   bulkCreate = (object: string, list: Record<string, unknown>[], actor: Actor) => this.creates(object, list, actor, true);
 
-  /**
-   * A create whose insert a unique index refused: the batch rolled back, and the unique rule
-   * runs on the untouched table to name every offender (records.ts nameUniqueOffenders).
-   */
+  /** A unique index refused the insert: the batch rolled back, and the rule names every offender on the untouched table (records.ts). */
   private async creates(object: string, bodies: unknown[], actor: Actor, bulk: boolean) {
     let prepared: records.PreparedCreates | undefined;
     try {
-      // One statement instead of a transaction where the backend offers it (lone-create.ts):
-      // a single create at the top level only (inside `transaction` it is that one's write).
-      const alone = !bulk && this.scope.kind === 'top' ? await loneCreate(this.shared.core, object, bodies[0], actor) : undefined;
-      if (alone) return [alone];
       return await this.write(async (core, tx) => {
         const o = await core.catalog.require(tx, object);
         if (bulk) records.checkBatch(bodies, 'records', MAX_BULK_WRITE);
@@ -265,9 +260,7 @@ export class SqlStore implements Store {
     }
   }
 
-  private async nameUnique(p: records.PreparedCreates, err: unknown): Promise<never> {
-    throw (await this.read((_core, ex) => records.nameUniqueOffenders(ex, p))) ?? err;
-  }
+  private nameUnique = async (p: records.PreparedCreates, err: unknown): Promise<never> => Promise.reject((await this.read((_core, ex) => records.nameUniqueOffenders(ex, p))) ?? err);
 
   getRecord = (object: string, id: string) => this.read(async (core, ex) => records.getRecord(core, ex, await core.catalog.require(ex, object), id));
 
@@ -393,18 +386,10 @@ export class SqlStore implements Store {
   pushSource = (id: string, declaration: Declaration, options: PushOptions) =>
     this.keysMayChange(pushSource({ read: (fn) => this.read(fn), write: (fn) => this.write(fn) }, id, declaration, options));
 
-  // ------------------------------------------------------------------ for tests of the core
+  // ------------------------------------------------------------------ for tests of the core (not part of Store)
 
-  /** The data probe's answers, each read now (tests and benchmarks of the probe; not part of Store). */
-  facts = (): { [K in keyof DataFacts]: (...args: Parameters<DataFacts[K]>) => Promise<ReturnType<DataFacts[K]>> } => ({
-    recordCount: (object) => this.read((core, ex) => answer(core, ex, { kind: 'recordCount', object }) as Promise<number>),
-    nonNullCount: (object, attribute) => this.read((core, ex) => answer(core, ex, { kind: 'nonNullCount', object, attribute }) as Promise<number>),
-    violations: (object, attribute, next) => this.read((core, ex) => answer(core, ex, { kind: 'violations', object, attribute, next }) as Promise<Violation[]>),
-    documentCount: (object, attribute) => this.read((core, ex) => answer(core, ex, { kind: 'documentCount', object, attribute }) as Promise<number>),
-    recordSample: (object) => this.read((core, ex) => answer(core, ex, { kind: 'recordSample', object }) as Promise<string[]>),
-  });
-
-  /** `run` (a pure planner call) with the data probe's answers, read in one snapshot (benchmarks of the planner). */
+  /** The data probe's answers, each read now (probe.ts factsOver); `probe`: `run` (a pure planner call) with them, in one snapshot. */
+  facts = () => factsOver((fn) => this.read(fn));
   probe = <T>(run: (facts: DataFacts) => T): Promise<T> => this.read((core, ex) => probeFor(core, ex, run));
 
   /** One plan applied in one transaction, as a push applies it (tests of the applier; not part of Store). */
