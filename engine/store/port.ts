@@ -64,6 +64,15 @@ export interface TransactionOptions {
    * says which do). A driver may ignore it.
    */
   group?: boolean;
+  /**
+   * Tables (quoted identifiers) whose writers this write should wait for rather than race.
+   * A driver that runs writes optimistically (SERIALIZABLE, retried on conflict) may, from its
+   * second try on, lock them before the try's snapshot (PostgreSQL: SHARE mode — reads go on,
+   * writes wait until this one ends), so a schema write is not starved by a steady stream of
+   * record writes that make it fail serialization on every try. Read at each try; a name that
+   * no longer exists is skipped by trying without the lock. Correctness never rests on it.
+   */
+  waitFor?: () => readonly string[];
 }
 
 export interface Driver extends Executor {

@@ -26,6 +26,14 @@ describe.skipIf(!onPostgres())('round trips per request on PostgreSQL', () => {
     await s.close();
   });
 
+  /**
+   * What the request itself sent: without the keys version's read (a snapshot of three
+   * statements), which any request makes once the process's last read is 500 ms old — on a
+   * loaded machine that may fall inside the request measured.
+   */
+  const own = (sent: string[]): string[] =>
+    /^BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY/.test(sent[0] ?? '') && /'keys_version'/.test(sent[1] ?? '') && sent[2] === 'COMMIT' ? sent.slice(3) : sent;
+
   /** The one-statement create: the INSERT, guarded by the catalog token (postgres/lone-insert.ts). */
   const LONE = /^INSERT INTO "r_item" \(.*\) SELECT \$1, .* WHERE \(SELECT value FROM _ss_meta WHERE key = 'catalog_version'\) = \$\d+ AND current_setting\('transaction_isolation'\) = 'serializable'$/;
 
@@ -39,8 +47,8 @@ describe.skipIf(!onPostgres())('round trips per request on PostgreSQL', () => {
       expect(made.body.data).toMatchObject({ object: 'item', version: 1, values: { name: 'one', qty: 1, code: 'A-1' } });
       id = made.body.data.id as string;
     });
-    expect(sent, sent.join('\n')).toHaveLength(1);
-    expect(sent[0]).toMatch(LONE);
+    expect(own(sent), sent.join('\n')).toHaveLength(1);
+    expect(own(sent)[0]).toMatch(LONE);
     // What it answered is what is stored, search row included.
     const got = await s.call('GET', `/records/item/${id}`);
     expect(got.body.data).toMatchObject({ id, version: 1, values: { name: 'one', qty: 1, code: 'A-1' } });
@@ -48,7 +56,7 @@ describe.skipIf(!onPostgres())('round trips per request on PostgreSQL', () => {
     expect((found.body.data as { id: string }[]).map((h) => h.id)).toContain(id);
     // A read: one snapshot, the token with its BEGIN.
     const read = await queriesDuring(async () => expect((await s.call('GET', `/records/item/${id}`)).status).toBe(200));
-    expect(read, read.join('\n')).toHaveLength(3);
+    expect(own(read), read.join('\n')).toHaveLength(3);
     expect(read[0]).toMatch(/^BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT value FROM _ss_meta/);
   });
 
@@ -61,7 +69,7 @@ describe.skipIf(!onPostgres())('round trips per request on PostgreSQL', () => {
     expect(keyed.some((q) => /^BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT value FROM _ss_meta/.test(q)), keyed.join('\n')).toBe(true);
     expect(keyed.some((q) => LONE.test(q))).toBe(false);
     const next = await queriesDuring(async () => expect((await s.call('POST', '/records/item', { body: { name: 'after keyed' } })).status).toBe(201));
-    expect(next, next.join('\n')).toHaveLength(1);
+    expect(own(next), next.join('\n')).toHaveLength(1);
   });
 
   it('a unique value already taken: the statement fails, the transaction path answers exactly as it does for a keyed create', async () => {
@@ -87,12 +95,12 @@ describe.skipIf(!onPostgres())('round trips per request on PostgreSQL', () => {
     const target = (await s.call('POST', '/records/item', { body: { name: 'target' } })).body.data.id as string;
     expect((await s.call('POST', '/records/part', { body: { label: 'warm' } })).status).toBe(201);
     const linked = await queriesDuring(async () => expect((await s.call('POST', '/records/part', { body: { item: target } })).status).toBe(201));
-    expect(linked[0]).toMatch(/^BEGIN ISOLATION LEVEL SERIALIZABLE/);
+    expect(own(linked)[0]).toMatch(/^BEGIN ISOLATION LEVEL SERIALIZABLE/);
     expect(linked.some((q) => /FROM "r_item" WHERE id = \$1/.test(q))).toBe(true);
     const missing = await s.call('POST', '/records/part', { body: { item: '00000000-0000-4000-8000-000000000000' } });
     expect(missing.status).toBe(400);
     const unlinked = await queriesDuring(async () => expect((await s.call('POST', '/records/part', { body: { item: null, label: 'x' } })).status).toBe(201));
-    expect(unlinked, unlinked.join('\n')).toHaveLength(1);
+    expect(own(unlinked), unlinked.join('\n')).toHaveLength(1);
   });
 
   it('a push through another process is seen by the very next create here: the guarded INSERT inserts nothing, the transaction writes it', async () => {
@@ -118,7 +126,7 @@ describe.skipIf(!onPostgres())('round trips per request on PostgreSQL', () => {
       expect(named.body.data.values[attribute]).toBe('x');
       // Then one statement again.
       const next = await queriesDuring(async () => expect((await s.call('POST', '/records/item', { body: { name: 'next' } })).status).toBe(201));
-      expect(next, next.join('\n')).toHaveLength(1);
+      expect(own(next), next.join('\n')).toHaveLength(1);
     }
   });
 

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { DbErrorKind, Driver, Executor, Param } from '../port.js';
+import type { DbErrorKind, Driver, Executor, Param, TransactionOptions } from '../port.js';
 import { postgresDialect } from './dialect.js';
 import { PlaceholderCache } from './placeholders.js';
 
@@ -148,10 +148,12 @@ export class PostgresDriver implements Driver {
     return this.direct.exec(sql);
   }
 
-  async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Executor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      // A retry waits for the writers of `waitFor` instead of racing them again (port.ts).
+      const lock = attempt > 1 ? (options.waitFor?.() ?? []) : [];
       try {
-        return await this.once('BEGIN ISOLATION LEVEL SERIALIZABLE', fn);
+        return await this.once('BEGIN ISOLATION LEVEL SERIALIZABLE', fn, lock);
       } catch (err) {
         if (attempt >= MAX_TRIES || !isRetryable(err)) throw err;
         await sleep(backoff(attempt));
@@ -169,9 +171,9 @@ export class PostgresDriver implements Driver {
   }
 
   /** One try: BEGIN … COMMIT on one pooled connection, ROLLBACK on failure. */
-  private once<T>(begin: string, fn: (tx: Executor) => Promise<T>): Promise<T> {
+  private once<T>(begin: string, fn: (tx: Executor) => Promise<T>, lock: readonly string[] = []): Promise<T> {
     return checkedOut(this.pool, async (client, connection) => {
-      const opened = await this.begin(client, begin);
+      const opened = await this.begin(client, begin, lock);
       try {
         const out = await fn(this.over(client, opened));
         await client.query('COMMIT');
@@ -219,20 +221,24 @@ export class PostgresDriver implements Driver {
    * statements: the transaction stays open after it, and its snapshot is taken by the read,
    * so the catalog token is read inside the very transaction that does the work, as
    * engine/store/sql/catalog.ts requires). On a database not set up yet (the setup
-   * transaction on first start creates `_ss_meta`) the read fails with undefined_table: that
-   * one transaction begins again without it.
+   * transaction on first start creates `_ss_meta`) the read fails with undefined_table, as
+   * the LOCK of a retry does when a table it names was dropped meanwhile: that one
+   * transaction begins again without either.
    */
-  private async begin(client: pg.PoolClient, begin: string): Promise<Opened | undefined> {
+  private async begin(client: pg.PoolClient, begin: string, lock: readonly string[]): Promise<Opened | undefined> {
     const opening = this.opening;
-    if (opening === undefined) {
+    // LOCK takes no snapshot: the opening read after it takes the transaction's, so the
+    // transaction sees every write it waited for (port.ts TransactionOptions.waitFor).
+    const parts = [begin, ...(lock.length > 0 ? [`LOCK TABLE ${lock.join(', ')} IN SHARE MODE`] : []), ...(opening === undefined ? [] : [opening])];
+    if (parts.length === 1) {
       await client.query(begin);
       return undefined;
     }
     try {
-      const results = (await client.query(`${begin}; ${opening}`)) as unknown as pg.QueryResult[];
-      return { sql: opening, rows: results[1]?.rows ?? [] };
+      const results = (await client.query(parts.join('; '))) as unknown as pg.QueryResult[];
+      return opening === undefined ? undefined : { sql: opening, rows: results[parts.length - 1]?.rows ?? [] };
     } catch (err) {
-      // BEGIN ran and the read failed: the connection is inside an aborted transaction, which
+      // BEGIN ran and the lock or the read failed: the connection is inside an aborted transaction, which
       // must end here (`once` rolls back only what `fn` began). A failing ROLLBACK means the
       // connection is gone: the read's own error is the one to report.
       try {

@@ -98,6 +98,11 @@ export class Catalog {
     return { objects: this.cache, token: this.cacheToken };
   }
 
+  /** The objects the process's cache holds, whatever token it was read under (advisory: write-policy.ts schemaWrite). */
+  knownNames(): string[] {
+    return this.cache ? [...this.cache.keys()] : [];
+  }
+
   async objects(ex: Executor): Promise<Map<string, StoredObject>> {
     if (this.parent) {
       if (this.cache) return this.cache;

@@ -4,7 +4,7 @@ import type { AttributePatch, AttributeSpec } from '../../model/attribute.js';
 import type { Declaration, ViewDecl } from '../../model/declaration.js';
 import { isBuiltinRole, type RoleDecl } from '../../model/roles.js';
 import type { Owner } from '../../model/stored.js';
-import type { Backend, Executor } from '../port.js';
+import type { Backend, Executor, TransactionOptions } from '../port.js';
 import type { RateCounter } from '../types.js';
 import { endWholeBody, inWholeBody, savepoint, UniqueToName, type TransactionMarks, type WholeBody } from './nested-writes.js';
 import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, KeyGuard, PushOptions, Scope, SearchInput, Store, StoreTransactionOptions } from '../types.js';
@@ -28,7 +28,7 @@ import { checkCreateObject, deleteObject, insertObject } from './schema-objects.
 import { searchRecords } from './search.js';
 import { pushSource } from './sources.js';
 import { SourceCache } from './sources-cache.js';
-import { RECORD_WRITE } from './write-policy.js';
+import { RECORD_WRITE, schemaWrite } from './write-policy.js';
 import { RecentRead } from './recent-read.js';
 import { checkRuntimeView, deleteRuntimeView, findView, putRuntimeView, viewNotFound } from './views.js';
 
@@ -143,7 +143,7 @@ export class SqlStore implements Store {
    * it in one transaction with other grouped writes waiting at the same time (group commit,
    * engine/store/port.ts TransactionOptions); only single-record writes ask (see RECORD_WRITE).
    */
-  private async write<T>(fn: (core: Core, tx: Executor) => Promise<T>, grouped = false): Promise<T> {
+  private async write<T>(fn: (core: Core, tx: Executor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     if (this.scope.kind === 'tx') {
       const { core, tx, whole } = this.scope;
       return whole ? inWholeBody(whole, () => fn(core, tx)) : savepoint(tx, () => fn(core, tx));
@@ -161,7 +161,7 @@ export class SqlStore implements Store {
         // so no call after it (queued behind the COMMIT) can read the schema from before it.
         view.retire();
         return out;
-      }, grouped ? RECORD_WRITE : {});
+      }, options);
       // Committed: the view is the schema now, unless another call has loaded it since.
       view?.publish();
       return out;
@@ -215,6 +215,8 @@ export class SqlStore implements Store {
   };
 
   // ------------------------------------------------------------------ schema
+  /** How a schema write runs (write-policy.ts). */
+  private readonly schema = (): TransactionOptions => schemaWrite(this.shared.core.catalog);
 
   listObjects = () => this.read((core, ex) => core.catalog.list(ex));
   findObject = (idOrName: string) => this.read((core, ex) => core.catalog.find(ex, idOrName));
@@ -227,10 +229,10 @@ export class SqlStore implements Store {
       return core.catalog.require(tx, input.name);
     });
   };
-  deleteObject = (idOrName: string, options: { force?: boolean } = {}) => this.write((core, tx) => deleteObject(core, tx, idOrName, options));
-  addAttribute = (object: string, spec: AttributeSpec, owner: Owner) => this.write((core, tx) => addAttribute(core, tx, object, spec, owner));
-  updateAttribute = (object: string, attribute: string, patch: AttributePatch) => this.write((core, tx) => updateAttribute(core, tx, object, attribute, patch));
-  deleteAttribute = (object: string, attribute: string) => this.write((core, tx) => deleteAttribute(core, tx, object, attribute));
+  deleteObject = (idOrName: string, options: { force?: boolean } = {}) => this.write((core, tx) => deleteObject(core, tx, idOrName, options), this.schema());
+  addAttribute = (object: string, spec: AttributeSpec, owner: Owner) => this.write((core, tx) => addAttribute(core, tx, object, spec, owner), this.schema());
+  updateAttribute = (object: string, attribute: string, patch: AttributePatch) => this.write((core, tx) => updateAttribute(core, tx, object, attribute, patch), this.schema());
+  deleteAttribute = (object: string, attribute: string) => this.write((core, tx) => deleteAttribute(core, tx, object, attribute), this.schema());
 
   // ------------------------------------------------------------------ records
 
@@ -250,7 +252,7 @@ export class SqlStore implements Store {
         const p = records.prepareCreates(core, o, bodies, bulk);
         prepared = p.prepared;
         return records.writeCreates(core, tx, p.prepared, p.errors, actor);
-      }, !bulk);
+      }, bulk ? {} : RECORD_WRITE);
     } catch (err) {
       if (!prepared || this.shared.backend.driver.classify(err) !== 'unique') throw err;
       // In a body without savepoints the refused statement ended what its transaction can do
@@ -275,14 +277,14 @@ export class SqlStore implements Store {
       const list = bulk ? records.checkBulkUpdate(items as BulkUpdateItem[]) : (items as records.UpdateItem[]);
       const rows = records.prepareUpdates(core, o, list, bulk);
       return records.writeUpdates(core, tx, o, rows, bulk);
-    }, !bulk);
+    }, bulk ? {} : RECORD_WRITE);
   }
 
   deleteRecord = (object: string, id: string) =>
     this.write(async (core, tx) => {
       await records.deleteRecord(core, tx, await core.catalog.require(tx, object), id);
       return { id };
-    }, true);
+    }, RECORD_WRITE);
 
   bulkDelete = (object: string, ids: string[]) =>
     this.write(async (core, tx) => {
@@ -384,7 +386,7 @@ export class SqlStore implements Store {
   findSource = (id: string) => this.read((core, ex) => core.sources.find(ex, id));
   sourceHistory = (id: string, options: { limit?: number; cursor?: string } = {}) => this.read((_core, ex) => listHistory(ex, id, options));
   pushSource = (id: string, declaration: Declaration, options: PushOptions) =>
-    this.keysMayChange(pushSource({ read: (fn) => this.read(fn), write: (fn) => this.write(fn) }, id, declaration, options));
+    this.keysMayChange(pushSource({ read: (fn) => this.read(fn), write: (fn) => this.write(fn, this.schema()) }, id, declaration, options));
 
   // ------------------------------------------------------------------ for tests of the core (not part of Store)
 
@@ -393,5 +395,5 @@ export class SqlStore implements Store {
   probe = <T>(run: (facts: DataFacts) => T): Promise<T> => this.read((core, ex) => probeFor(core, ex, run));
 
   /** One plan applied in one transaction, as a push applies it (tests of the applier; not part of Store). */
-  applyPlan = (plan: Plan, sourceId: string, declaration: Declaration) => this.keysMayChange(this.write((core, tx) => applyPlan(core, tx, plan, sourceId, declaration)));
+  applyPlan = (plan: Plan, sourceId: string, declaration: Declaration) => this.keysMayChange(this.write((core, tx) => applyPlan(core, tx, plan, sourceId, declaration), this.schema()));
 }
