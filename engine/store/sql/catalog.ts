@@ -113,9 +113,10 @@ export class Catalog {
     const token = this.tokens.get(ex);
     if (this.cache && token !== undefined && token === this.cacheToken) return this.cache;
     const loaded = await loadObjects(ex);
-    // Kept only when read under the token the process last saw: a call whose snapshot is
-    // older than the cache's (it began before another call refreshed) keeps its copy to itself.
-    if (this.cache === null && token !== undefined && (this.cacheToken === undefined || token === this.cacheToken)) {
+    // Kept when there is no cache; a call whose token differs from the cache's (its snapshot
+    // older or newer) keeps its copy to itself — a newer token drops the cache at the next
+    // call's `refresh`.
+    if (this.cache === null && token !== undefined) {
       this.cache = loaded;
       this.cacheToken = token;
     }

@@ -1,3 +1,4 @@
+import { ServiceError } from '../../errors.js';
 import type { Executor } from '../port.js';
 import type { PreparedCreates } from './records.js';
 
@@ -61,16 +62,17 @@ export interface TransactionMarks {
 }
 
 /**
- * A create refused by a unique index inside a `{ savepoints: false }` body: the offenders are
- * named (records.ts nameUniqueOffenders) only after the transaction has rolled back, by the
+ * A create refused by a unique index inside a `{ savepoints: false }` body: the 400 it is
+ * (a body that catches it reads SCHEMA_VALIDATION_FAILED), whose offenders are named
+ * (records.ts nameUniqueOffenders) only once the transaction has rolled back, by the
  * top-level `transaction` — inside it, PostgreSQL refuses every statement after the failed
- * one. It reaches no caller: `transaction` turns it into the named 400 (or the index's error).
+ * one. `transaction` answers the named 400 in its place.
  */
-export class UniqueToName extends Error {
+export class UniqueToName extends ServiceError {
   constructor(
     readonly prepared: PreparedCreates,
     override readonly cause: unknown,
   ) {
-    super('a unique value was refused; its offenders are named once the transaction has rolled back', { cause });
+    super('SCHEMA_VALIDATION_FAILED', 'A unique value is already taken');
   }
 }
