@@ -64,6 +64,15 @@ export interface TransactionOptions {
    * says which do). A driver may ignore it.
    */
   group?: boolean;
+  /**
+   * Tables (quoted identifiers) whose writers this write should wait for rather than race.
+   * A driver that runs writes optimistically (SERIALIZABLE, retried on conflict) may, from its
+   * second try on, lock them before the try's snapshot (PostgreSQL: SHARE mode — reads go on,
+   * writes wait until this one ends), so a schema write is not starved by a steady stream of
+   * record writes that make it fail serialization on every try. Read at each try; a name that
+   * no longer exists is skipped by trying without the lock. Correctness never rests on it.
+   */
+  waitFor?: () => readonly string[];
 }
 
 export interface Driver extends Executor {
@@ -308,6 +317,19 @@ export interface Backend {
    * bounds it ("a revoked key stops working on every process within a second").
    */
   readonly keysVersionMaxAgeMs?: number;
+  /**
+   * A single-record create in one round trip, for a backend where every statement is one to
+   * a server (PostgreSQL; absent on SQLite, where a transaction costs none). Inserts `row`
+   * (bound in `columns` order; `table` and `columns` quoted identifiers) as ONE autocommitted
+   * statement that inserts nothing unless the catalog token (catalogToken) is still `token`,
+   * and that is serializable with every Driver.transaction as one of them would be (the rules
+   * the transaction path keeps by SERIALIZABLE keep here too). Resolves whether the row went
+   * in. The search index must be kept by the statement itself (its triggers): no FulltextPort
+   * hook runs around it. The caller (engine/store/sql/lone-create.ts) falls back to a
+   * transaction when it resolves false or fails for any reason but a unique value or an
+   * unreachable database.
+   */
+  readonly insertIfCatalog?: (table: string, columns: readonly string[], row: readonly Param[], token: unknown) => Promise<boolean>;
   /**
    * Rate-limit counts kept in the database, for a backend any number of processes share
    * (contract.md §8); absent when one process owns the data (SQLite: the server counts in memory).

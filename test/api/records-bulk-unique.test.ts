@@ -135,3 +135,33 @@ describe('bulk-update: unique values judged on the end state', () => {
     await expectUnchanged(recs);
   });
 });
+
+describe('creates with an idempotency key (every SDK and CLI create sends one): a unique value already taken', () => {
+  it('a single create → 400 naming the attribute and the holder, as without a key; nothing stored, the key not spent', async () => {
+    const { recs, code } = await make(1);
+    const body = { title: 'clash', code: code(0) };
+    const plain = await s.call('POST', '/records/slot', { body });
+    const key = `unique-${Date.now()}`;
+    const keyed = await s.call('POST', '/records/slot', { body, headers: { 'idempotency-key': key } });
+    expectError(keyed, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    expect(keyed.body).toEqual(plain.body);
+    expect(keyed.body.errors[0].path).toEqual(['code']);
+    expect(keyed.body.errors[0].message).toContain(recs[0]!.id);
+    const held = await s.call('POST', '/records/slot/search', { body: { filter: { code: code(0) } } });
+    expect(held.body.data).toHaveLength(1);
+    // Refused, so not remembered: the same key with the same body is refused again, not replayed.
+    const again = await s.call('POST', '/records/slot', { body, headers: { 'idempotency-key': key } });
+    expect(again.status).toBe(400);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('a bulk-create → 400 naming the item, nothing of the batch stored', async () => {
+    const { code } = await make(1);
+    const records = [{ title: 'fresh', code: `${code(0)}-new` }, { title: 'clash', code: code(0) }];
+    const keyed = await s.call('POST', '/records/slot/bulk-create', { body: { records }, headers: { 'idempotency-key': `bulk-unique-${Date.now()}` } });
+    expectError(keyed, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    expect(keyed.body.errors.map((e: { path: unknown[] }) => e.path)).toEqual([['records', 1, 'code']]);
+    const fresh = await s.call('POST', '/records/slot/search', { body: { filter: { code: `${code(0)}-new` } } });
+    expect(fresh.body.data).toHaveLength(0);
+  });
+});

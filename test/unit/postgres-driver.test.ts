@@ -151,6 +151,39 @@ describe('PostgresDriver', () => {
     expect(await t.driver.get('SELECT count(*) AS n FROM u')).toEqual({ n: seen[0]! + 1 });
   });
 
+  it('a lone `serializable` statement runs SERIALIZABLE; lone statements of the main pool stay at the default level', async () => {
+    await t.driver.exec('CREATE TABLE iso (level text)');
+    await t.driver.serializable("INSERT INTO iso SELECT current_setting('transaction_isolation')", []);
+    await t.driver.run("INSERT INTO iso SELECT current_setting('transaction_isolation')");
+    expect(await t.driver.all('SELECT level FROM iso ORDER BY level')).toEqual([{ level: 'read committed' }, { level: 'serializable' }]);
+  });
+
+  it('a retried transaction waits for the writers of `waitFor` before its snapshot, and sees what they committed', async () => {
+    await t.driver.exec('CREATE TABLE waited (x int)');
+    const other = new pg.Client({ connectionString: t.db.url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('INSERT INTO waited VALUES (1)');
+      const seen: number[] = [];
+      const retried = t.driver.transaction(
+        async (tx) => {
+          seen.push(Number((await tx.get<{ n: number }>('SELECT count(*) AS n FROM waited'))!.n));
+          // The first try fails as a serialization failure would; the retry locks first.
+          if (seen.length === 1) throw Object.assign(new Error('could not serialize access'), { code: '40001' });
+        },
+        { waitFor: () => ['waited'] },
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      await other.query('COMMIT');
+      await retried;
+      // Without the lock the retry would have read at once, before the insert committed.
+      expect(seen).toEqual([0, 1]);
+    } finally {
+      await other.end();
+    }
+  });
+
   it('classifies a refused connection and a wrong password as unavailable', async () => {
     const refused = new PostgresDriver({ url: 'postgres://x:y@127.0.0.1:1/none', max: 1 });
     const e1 = await refused.get('SELECT 1').catch((e: unknown) => e);

@@ -4,6 +4,7 @@ import { postgresDdl } from './ddl.js';
 import { postgresDialect } from './dialect.js';
 import { PostgresDriver, type PostgresDriverOptions } from './driver.js';
 import { postgresFulltext } from './fulltext.js';
+import { loneInsert } from './lone-insert.js';
 import { PostgresRateCounter } from './rate-counter.js';
 import { CATALOG_TOKEN_SQL, catalogToken, setupDatabase } from './setup.js';
 
@@ -29,6 +30,8 @@ export function openPostgresBackend(options: PostgresDriverOptions): Backend {
     // half is margin for the read's own latency and a loaded machine. Under load this is one
     // version read per process per half second instead of one per request.
     keysVersionMaxAgeMs: 500,
+    // A single create in one round trip instead of three (lone-insert.ts says why it is exact).
+    insertIfCatalog: loneInsert(driver),
     rateCounter: new PostgresRateCounter(driver),
   };
 }

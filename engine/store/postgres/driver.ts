@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { DbErrorKind, Driver, Executor, Param } from '../port.js';
+import type { DbErrorKind, Driver, Executor, Param, TransactionOptions } from '../port.js';
 import { postgresDialect } from './dialect.js';
 import { PlaceholderCache } from './placeholders.js';
 
@@ -75,12 +75,24 @@ export class PostgresDriver implements Driver {
   private readonly direct: Executor;
   private readonly opening: string | undefined;
 
+  /** Connections whose transactions default to SERIALIZABLE, for `serializable` (none open until used). */
+  private readonly serialPool: pg.Pool;
+  private readonly options: PostgresDriverOptions;
+
   constructor(options: PostgresDriverOptions) {
+    this.options = options;
     this.opening = options.opening;
-    this.pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10, types, connectionTimeoutMillis: 10_000, application_name: 'schemasync' });
-    const onIdle = options.onIdleError ?? (() => {});
-    this.pool.on('error', (err) => onIdle(err));
+    this.pool = this.newPool();
+    this.serialPool = this.newSerialPool();
     this.direct = this.over(this.pool);
+  }
+
+  private newPool(): pg.Pool {
+    const { url, max, onIdleError } = this.options;
+    const pool = new pg.Pool({ connectionString: url, max: max ?? 10, types, connectionTimeoutMillis: 10_000, application_name: 'schemasync' });
+    const onIdle = onIdleError ?? (() => {});
+    pool.on('error', (err) => onIdle(err));
+    return pool;
   }
 
   private sql(text: string): string {
@@ -136,10 +148,12 @@ export class PostgresDriver implements Driver {
     return this.direct.exec(sql);
   }
 
-  async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Executor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      // A retry waits for the writers of `waitFor` instead of racing them again (port.ts).
+      const lock = attempt > 1 ? (options.waitFor?.() ?? []) : [];
       try {
-        return await this.once('BEGIN ISOLATION LEVEL SERIALIZABLE', fn);
+        return await this.once('BEGIN ISOLATION LEVEL SERIALIZABLE', fn, lock);
       } catch (err) {
         if (attempt >= MAX_TRIES || !isRetryable(err)) throw err;
         await sleep(backoff(attempt));
@@ -157,36 +171,49 @@ export class PostgresDriver implements Driver {
   }
 
   /** One try: BEGIN … COMMIT on one pooled connection, ROLLBACK on failure. */
-  private async once<T>(begin: string, fn: (tx: Executor) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    // A connection that dies while checked out emits 'error'; unheard, it would crash the process.
-    let broken: Error | undefined;
-    const onError = (err: Error): void => void (broken = err);
-    client.on('error', onError);
-    try {
-      const opened = await this.begin(client, begin);
+  private once<T>(begin: string, fn: (tx: Executor) => Promise<T>, lock: readonly string[] = []): Promise<T> {
+    return checkedOut(this.pool, async (client, connection) => {
+      const opened = await this.begin(client, begin, lock);
       try {
         const out = await fn(this.over(client, opened));
         await client.query('COMMIT');
         return out;
       } catch (err) {
-        if (broken === undefined) {
+        if (connection.broken === undefined) {
           try {
             await client.query('ROLLBACK');
           } catch (rollbackErr) {
-            broken = rollbackErr as Error;
+            connection.broken = rollbackErr as Error;
           }
         }
         throw err;
       }
-    } catch (err) {
-      broken ??= classifyPostgresError(err) === 'unavailable' ? (err as Error) : undefined;
-      throw err;
-    } finally {
-      client.off('error', onError);
-      // A broken connection is destroyed, not returned to the pool.
-      client.release(broken);
-    }
+    });
+  }
+
+  /**
+   * One statement as a SERIALIZABLE transaction of its own, in one round trip: autocommitted
+   * on a connection whose transactions default to SERIALIZABLE (set once per connection, when
+   * it opens). So it takes part in PostgreSQL's serializable snapshot isolation with every
+   * `transaction` (a cycle of read/write dependencies with one of them fails one side with a
+   * serialization failure, classified `busy`), where a lone statement on the main pool
+   * (READ COMMITTED, the database's default) would not. Its own pool: the main pool's lone
+   * statements (the rate counter's upsert on one hot row) must stay READ COMMITTED, where
+   * concurrent upserts wait for each other instead of failing. Not retried here: the caller
+   * decides (engine/store/sql/lone-create.ts falls back to a full transaction).
+   */
+  async serializable(sql: string, params: readonly Param[]): Promise<{ changes: number }> {
+    return checkedOut(this.serialPool, async (client) => ({ changes: (await client.query(this.sql(sql), params as unknown[])).rowCount ?? 0 }));
+  }
+
+  private newSerialPool(): pg.Pool {
+    const pool = this.newPool();
+    // Queued before any statement of whoever checks the new connection out (node-postgres runs
+    // a client's queries in order). If it failed on a live connection, the statement would run
+    // at the database's default level: `serializable`'s callers check the level in the
+    // statement itself (`current_setting('transaction_isolation')`) rather than trust this.
+    pool.on('connect', (client) => void client.query("SET default_transaction_isolation TO 'serializable'").catch(() => undefined));
+    return pool;
   }
 
   /**
@@ -194,20 +221,24 @@ export class PostgresDriver implements Driver {
    * statements: the transaction stays open after it, and its snapshot is taken by the read,
    * so the catalog token is read inside the very transaction that does the work, as
    * engine/store/sql/catalog.ts requires). On a database not set up yet (the setup
-   * transaction on first start creates `_ss_meta`) the read fails with undefined_table: that
-   * one transaction begins again without it.
+   * transaction on first start creates `_ss_meta`) the read fails with undefined_table, as
+   * the LOCK of a retry does when a table it names was dropped meanwhile: that one
+   * transaction begins again without either.
    */
-  private async begin(client: pg.PoolClient, begin: string): Promise<Opened | undefined> {
+  private async begin(client: pg.PoolClient, begin: string, lock: readonly string[]): Promise<Opened | undefined> {
     const opening = this.opening;
-    if (opening === undefined) {
+    // LOCK takes no snapshot: the opening read after it takes the transaction's, so the
+    // transaction sees every write it waited for (port.ts TransactionOptions.waitFor).
+    const parts = [begin, ...(lock.length > 0 ? [`LOCK TABLE ${lock.join(', ')} IN SHARE MODE`] : []), ...(opening === undefined ? [] : [opening])];
+    if (parts.length === 1) {
       await client.query(begin);
       return undefined;
     }
     try {
-      const results = (await client.query(`${begin}; ${opening}`)) as unknown as pg.QueryResult[];
-      return { sql: opening, rows: results[1]?.rows ?? [] };
+      const results = (await client.query(parts.join('; '))) as unknown as pg.QueryResult[];
+      return opening === undefined ? undefined : { sql: opening, rows: results[parts.length - 1]?.rows ?? [] };
     } catch (err) {
-      // BEGIN ran and the read failed: the connection is inside an aborted transaction, which
+      // BEGIN ran and the lock or the read failed: the connection is inside an aborted transaction, which
       // must end here (`once` rolls back only what `fn` began). A failing ROLLBACK means the
       // connection is gone: the read's own error is the one to report.
       try {
@@ -228,8 +259,36 @@ export class PostgresDriver implements Driver {
   private closing: Promise<void> | undefined;
   /** Ends the pool once; a second close waits for the first (a store may be closed twice). */
   close(): Promise<void> {
-    this.closing ??= this.pool.end();
+    this.closing ??= Promise.all([this.pool.end(), this.serialPool.end()]).then(() => undefined);
     return this.closing;
+  }
+}
+
+/** Whether a checked-out connection must be destroyed instead of going back to the pool. */
+interface Connection {
+  broken?: Error | undefined;
+}
+
+/**
+ * `fn` on one pooled connection, released after it: destroyed when it broke (it emitted
+ * 'error', or `fn` failed with the database unreachable, or `fn` marked it), else returned.
+ * pg's own `pool.query` would destroy the connection after any failed statement (a unique
+ * violation included), costing a new connection for an ordinary refusal.
+ */
+async function checkedOut<T>(pool: pg.Pool, fn: (client: pg.PoolClient, connection: Connection) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  const connection: Connection = {};
+  // A connection that dies while checked out emits 'error'; unheard, it would crash the process.
+  const onError = (err: Error): void => void (connection.broken = err);
+  client.on('error', onError);
+  try {
+    return await fn(client, connection);
+  } catch (err) {
+    connection.broken ??= classifyPostgresError(err) === 'unavailable' ? (err as Error) : undefined;
+    throw err;
+  } finally {
+    client.off('error', onError);
+    client.release(connection.broken);
   }
 }
 

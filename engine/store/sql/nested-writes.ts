@@ -1,4 +1,6 @@
+import { ServiceError } from '../../errors.js';
 import type { Executor } from '../port.js';
+import type { PreparedCreates } from './records.js';
 
 /**
  * Writes on a store bound to a transaction (`Store.transaction(fn)`'s `tx`, types.ts): each is
@@ -57,4 +59,20 @@ export function endWholeBody<T>(whole: WholeBody, out: T): T {
 export interface TransactionMarks {
   /** A write that may change what a key is ran: the keys version is read again after the commit. */
   keys: boolean;
+}
+
+/**
+ * A create refused by a unique index inside a `{ savepoints: false }` body: the 400 it is
+ * (a body that catches it reads SCHEMA_VALIDATION_FAILED), whose offenders are named
+ * (records.ts nameUniqueOffenders) only once the transaction has rolled back, by the
+ * top-level `transaction` — inside it, PostgreSQL refuses every statement after the failed
+ * one. `transaction` answers the named 400 in its place.
+ */
+export class UniqueToName extends ServiceError {
+  constructor(
+    readonly prepared: PreparedCreates,
+    override readonly cause: unknown,
+  ) {
+    super('SCHEMA_VALIDATION_FAILED', 'A unique value is already taken');
+  }
 }

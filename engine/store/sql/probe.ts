@@ -90,3 +90,16 @@ export async function violations(core: Core, ex: Executor, object: string, curre
     values: () => rows.map((r) => ({ id: r.id, value: decode.decode(r.v, current) })),
   });
 }
+
+/** The data probe's answers, each read now through `read` (tests and benchmarks of the probe; not part of Store). */
+export function factsOver(read: <T>(fn: (core: Core, ex: Executor) => Promise<T>) => Promise<T>): {
+  [K in keyof DataFacts]: (...args: Parameters<DataFacts[K]>) => Promise<ReturnType<DataFacts[K]>>;
+} {
+  return {
+    recordCount: (object) => read((core, ex) => answer(core, ex, { kind: 'recordCount', object }) as Promise<number>),
+    nonNullCount: (object, attribute) => read((core, ex) => answer(core, ex, { kind: 'nonNullCount', object, attribute }) as Promise<number>),
+    violations: (object, attribute, next) => read((core, ex) => answer(core, ex, { kind: 'violations', object, attribute, next }) as Promise<Violation[]>),
+    documentCount: (object, attribute) => read((core, ex) => answer(core, ex, { kind: 'documentCount', object, attribute }) as Promise<number>),
+    recordSample: (object) => read((core, ex) => answer(core, ex, { kind: 'recordSample', object }) as Promise<string[]>),
+  };
+}

@@ -127,8 +127,8 @@ export async function writeCreates(core: Core, tx: Executor, p: PreparedCreates,
     if (stored.length > 0) throw validationFailed(mergeErrors(stored, await checkUnique(tx, o, p.rows())));
   }
   const names = userAttributes(o).map((a) => a.name);
-  const cols = ['id', 'version', 'created_at', 'updated_at', 'created_by', ...names];
-  const sql = `INSERT INTO ${tableIdent(o.name)} (${cols.map((c) => sqlIdent(c)).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
+  const cols = createColumns(o);
+  const sql = `INSERT INTO ${tableIdent(o.name)} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
   const t = now();
   const n = ids.length;
   const width = names.length;
@@ -161,8 +161,22 @@ export async function writeCreates(core: Core, tx: Executor, p: PreparedCreates,
   // document hook cannot change them afterwards: a document is taken from a record only
   // when another slot names it, and one id named twice in the batch is refused.
   const out = new Array<RecordOut>(n);
-  for (let r = 0; r < n; r++) out[r] = { id: ids[r]!, object: o.name, version: 1, createdAt: t, updatedAt: t, values: parsed[r]!.values };
+  for (let r = 0; r < n; r++) out[r] = createdRecord(o, ids[r]!, t, parsed[r]!);
   return out;
+}
+
+/**
+ * The columns a create writes, quoted, in the order its row binds them: the system columns
+ * id, version, created_at, updated_at, created_by, then the object's attributes in order
+ * (ParsedRow.columns).
+ */
+export function createColumns(o: StoredObject): string[] {
+  return ['id', 'version', 'created_at', 'updated_at', 'created_by', ...userAttributes(o).map((a) => a.name)].map((c) => sqlIdent(c));
+}
+
+/** A created record as a create answers it: version 1, the parsed values (every attribute, in order). */
+export function createdRecord(o: StoredObject, id: string, t: string, parsed: ParsedRow): RecordOut {
+  return { id, object: o.name, version: 1, createdAt: t, updatedAt: t, values: parsed.values };
 }
 
 /** After a create refused by a unique index (and rolled back): every offender, named, or undefined. */

@@ -4,21 +4,22 @@ import type { AttributePatch, AttributeSpec } from '../../model/attribute.js';
 import type { Declaration, ViewDecl } from '../../model/declaration.js';
 import { isBuiltinRole, type RoleDecl } from '../../model/roles.js';
 import type { Owner } from '../../model/stored.js';
-import type { Backend, Executor } from '../port.js';
+import type { Backend, Executor, TransactionOptions } from '../port.js';
 import type { RateCounter } from '../types.js';
-import { endWholeBody, inWholeBody, savepoint, type TransactionMarks, type WholeBody } from './nested-writes.js';
+import { endWholeBody, inWholeBody, savepoint, UniqueToName, type TransactionMarks, type WholeBody } from './nested-writes.js';
 import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, KeyGuard, PushOptions, Scope, SearchInput, Store, StoreTransactionOptions } from '../types.js';
-import type { DataFacts, Violation } from '../../plan/facts.js';
+import type { DataFacts } from '../../plan/facts.js';
 import type { Plan } from '../../plan/types.js';
 import { applyPlan } from './apply.js';
 import { Catalog } from './catalog.js';
-import { answer, probeFor } from './probe.js';
+import { factsOver, probeFor } from './probe.js';
 import { loadViews } from './catalog-rows.js';
 import type { BlobStore } from '../blobs.js';
 import type { Core } from './context.js';
 import { FilesService } from './files-service.js';
 import { listHistory } from './history.js';
 import { Idempotency } from './idempotency.js';
+import { loneCreate } from './lone-create.js';
 import { Keys } from './keys.js';
 import * as records from './records.js';
 import * as roles from './roles.js';
@@ -27,7 +28,7 @@ import { checkCreateObject, deleteObject, insertObject } from './schema-objects.
 import { searchRecords } from './search.js';
 import { pushSource } from './sources.js';
 import { SourceCache } from './sources-cache.js';
-import { RECORD_WRITE } from './write-policy.js';
+import { RECORD_WRITE, schemaWrite } from './write-policy.js';
 import { RecentRead } from './recent-read.js';
 import { checkRuntimeView, deleteRuntimeView, findView, putRuntimeView, viewNotFound } from './views.js';
 
@@ -142,7 +143,7 @@ export class SqlStore implements Store {
    * it in one transaction with other grouped writes waiting at the same time (group commit,
    * engine/store/port.ts TransactionOptions); only single-record writes ask (see RECORD_WRITE).
    */
-  private async write<T>(fn: (core: Core, tx: Executor) => Promise<T>, grouped = false): Promise<T> {
+  private async write<T>(fn: (core: Core, tx: Executor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     if (this.scope.kind === 'tx') {
       const { core, tx, whole } = this.scope;
       return whole ? inWholeBody(whole, () => fn(core, tx)) : savepoint(tx, () => fn(core, tx));
@@ -154,13 +155,13 @@ export class SqlStore implements Store {
       const out = await this.shared.backend.driver.transaction(async (tx) => {
         await shared.catalog.refresh(tx);
         // A fresh view per attempt: a retried transaction starts from the committed schema.
-        view = shared.catalog.begin();
+        view = shared.catalog.begin(tx);
         const out = await fn({ ...shared, catalog: view }, tx);
         // Before COMMIT: if this transaction changed the schema, the process's cache is dropped,
         // so no call after it (queued behind the COMMIT) can read the schema from before it.
         view.retire();
         return out;
-      }, grouped ? RECORD_WRITE : {});
+      }, options);
       // Committed: the view is the schema now, unless another call has loaded it since.
       view?.publish();
       return out;
@@ -191,6 +192,9 @@ export class SqlStore implements Store {
     if (this.scope.kind === 'tx') return this.write(body);
     try {
       return await this.write(body);
+    } catch (err) {
+      if (err instanceof UniqueToName) return this.nameUnique(err.prepared, err.cause);
+      throw err;
     } finally {
       if (marks.keys) this.shared.keysVersion?.forget();
     }
@@ -211,6 +215,8 @@ export class SqlStore implements Store {
   };
 
   // ------------------------------------------------------------------ schema
+  /** How a schema write runs (write-policy.ts). */
+  private readonly schema = (): TransactionOptions => schemaWrite(this.shared.core.catalog);
 
   listObjects = () => this.read((core, ex) => core.catalog.list(ex));
   findObject = (idOrName: string) => this.read((core, ex) => core.catalog.find(ex, idOrName));
@@ -223,21 +229,20 @@ export class SqlStore implements Store {
       return core.catalog.require(tx, input.name);
     });
   };
-  deleteObject = (idOrName: string, options: { force?: boolean } = {}) => this.write((core, tx) => deleteObject(core, tx, idOrName, options));
-  addAttribute = (object: string, spec: AttributeSpec, owner: Owner) => this.write((core, tx) => addAttribute(core, tx, object, spec, owner));
-  updateAttribute = (object: string, attribute: string, patch: AttributePatch) => this.write((core, tx) => updateAttribute(core, tx, object, attribute, patch));
-  deleteAttribute = (object: string, attribute: string) => this.write((core, tx) => deleteAttribute(core, tx, object, attribute));
+  deleteObject = (idOrName: string, options: { force?: boolean } = {}) => this.write((core, tx) => deleteObject(core, tx, idOrName, options), this.schema());
+  addAttribute = (object: string, spec: AttributeSpec, owner: Owner) => this.write((core, tx) => addAttribute(core, tx, object, spec, owner), this.schema());
+  updateAttribute = (object: string, attribute: string, patch: AttributePatch) => this.write((core, tx) => updateAttribute(core, tx, object, attribute, patch), this.schema());
+  deleteAttribute = (object: string, attribute: string) => this.write((core, tx) => deleteAttribute(core, tx, object, attribute), this.schema());
 
   // ------------------------------------------------------------------ records
 
-  createRecord = async (object: string, values: Record<string, unknown>, actor: Actor) => (await this.creates(object, [values], actor, false))[0]!;
+  // One statement instead of a transaction where the backend offers it (lone-create.ts); inside `transaction`, that one's write.
+  createRecord = async (object: string, values: Record<string, unknown>, actor: Actor) =>
+    (this.scope.kind === 'top' ? await loneCreate(this.shared.core, object, values, actor) : undefined) ?? (await this.creates(object, [values], actor, false))[0]!;
 
   bulkCreate = (object: string, list: Record<string, unknown>[], actor: Actor) => this.creates(object, list, actor, true);
 
-  /**
-   * A create whose insert a unique index refused: the batch rolled back, and the unique rule
-   * runs on the untouched table to name every offender (records.ts nameUniqueOffenders).
-   */
+  /** A unique index refused the insert: the batch rolled back, and the rule names every offender on the untouched table (records.ts). */
   private async creates(object: string, bodies: unknown[], actor: Actor, bulk: boolean) {
     let prepared: records.PreparedCreates | undefined;
     try {
@@ -247,13 +252,17 @@ export class SqlStore implements Store {
         const p = records.prepareCreates(core, o, bodies, bulk);
         prepared = p.prepared;
         return records.writeCreates(core, tx, p.prepared, p.errors, actor);
-      }, !bulk);
+      }, bulk ? {} : RECORD_WRITE);
     } catch (err) {
       if (!prepared || this.shared.backend.driver.classify(err) !== 'unique') throw err;
-      const p = prepared;
-      throw (await this.read((_core, ex) => records.nameUniqueOffenders(ex, p))) ?? err;
+      // In a body without savepoints the refused statement ended what its transaction can do
+      // (PostgreSQL aborts it): `transaction` names the offenders once it has rolled back.
+      if (this.scope.kind === 'tx' && this.scope.whole) throw new UniqueToName(prepared, err);
+      return this.nameUnique(prepared, err);
     }
   }
+
+  private nameUnique = async (p: records.PreparedCreates, err: unknown): Promise<never> => Promise.reject((await this.read((_core, ex) => records.nameUniqueOffenders(ex, p))) ?? err);
 
   getRecord = (object: string, id: string) => this.read(async (core, ex) => records.getRecord(core, ex, await core.catalog.require(ex, object), id));
 
@@ -268,14 +277,14 @@ export class SqlStore implements Store {
       const list = bulk ? records.checkBulkUpdate(items as BulkUpdateItem[]) : (items as records.UpdateItem[]);
       const rows = records.prepareUpdates(core, o, list, bulk);
       return records.writeUpdates(core, tx, o, rows, bulk);
-    }, !bulk);
+    }, bulk ? {} : RECORD_WRITE);
   }
 
   deleteRecord = (object: string, id: string) =>
     this.write(async (core, tx) => {
       await records.deleteRecord(core, tx, await core.catalog.require(tx, object), id);
       return { id };
-    }, true);
+    }, RECORD_WRITE);
 
   bulkDelete = (object: string, ids: string[]) =>
     this.write(async (core, tx) => {
@@ -377,22 +386,14 @@ export class SqlStore implements Store {
   findSource = (id: string) => this.read((core, ex) => core.sources.find(ex, id));
   sourceHistory = (id: string, options: { limit?: number; cursor?: string } = {}) => this.read((_core, ex) => listHistory(ex, id, options));
   pushSource = (id: string, declaration: Declaration, options: PushOptions) =>
-    this.keysMayChange(pushSource({ read: (fn) => this.read(fn), write: (fn) => this.write(fn) }, id, declaration, options));
+    this.keysMayChange(pushSource({ read: (fn) => this.read(fn), write: (fn) => this.write(fn, this.schema()) }, id, declaration, options));
 
-  // ------------------------------------------------------------------ for tests of the core
+  // ------------------------------------------------------------------ for tests of the core (not part of Store)
 
-  /** The data probe's answers, each read now (tests and benchmarks of the probe; not part of Store). */
-  facts = (): { [K in keyof DataFacts]: (...args: Parameters<DataFacts[K]>) => Promise<ReturnType<DataFacts[K]>> } => ({
-    recordCount: (object) => this.read((core, ex) => answer(core, ex, { kind: 'recordCount', object }) as Promise<number>),
-    nonNullCount: (object, attribute) => this.read((core, ex) => answer(core, ex, { kind: 'nonNullCount', object, attribute }) as Promise<number>),
-    violations: (object, attribute, next) => this.read((core, ex) => answer(core, ex, { kind: 'violations', object, attribute, next }) as Promise<Violation[]>),
-    documentCount: (object, attribute) => this.read((core, ex) => answer(core, ex, { kind: 'documentCount', object, attribute }) as Promise<number>),
-    recordSample: (object) => this.read((core, ex) => answer(core, ex, { kind: 'recordSample', object }) as Promise<string[]>),
-  });
-
-  /** `run` (a pure planner call) with the data probe's answers, read in one snapshot (benchmarks of the planner). */
+  /** The data probe's answers, each read now (probe.ts factsOver); `probe`: `run` (a pure planner call) with them, in one snapshot. */
+  facts = () => factsOver((fn) => this.read(fn));
   probe = <T>(run: (facts: DataFacts) => T): Promise<T> => this.read((core, ex) => probeFor(core, ex, run));
 
   /** One plan applied in one transaction, as a push applies it (tests of the applier; not part of Store). */
-  applyPlan = (plan: Plan, sourceId: string, declaration: Declaration) => this.keysMayChange(this.write((core, tx) => applyPlan(core, tx, plan, sourceId, declaration)));
+  applyPlan = (plan: Plan, sourceId: string, declaration: Declaration) => this.keysMayChange(this.write((core, tx) => applyPlan(core, tx, plan, sourceId, declaration), this.schema()));
 }

@@ -1,3 +1,7 @@
+import type { TransactionOptions } from '../port.js';
+import type { Catalog } from './catalog.js';
+import { tableIdent } from './idents.js';
+
 /**
  * Which writes may share a COMMIT with others (group commit). Only the single-record writes
  * (create, update, delete): they change no schema, so their catalog view is never retired
@@ -17,3 +21,17 @@
  *   so grouping would save nothing, and the last-owner rule (keys.ts) is simplest alone.
  */
 export const RECORD_WRITE = { group: true } as const;
+
+/**
+ * Schema writes (a push, the schema routes' object and attribute changes). A retried try
+ * waits for the record writes of every object the process knows (TransactionOptions.waitFor):
+ * on PostgreSQL a push reads record tables (its data checks, backfills, conversions) and
+ * bumps the catalog token, which every create reads, so under a steady stream of creates
+ * each optimistic try met a create that had read the old token and written the table it
+ * checked, and failed serialization — twelve times, then 500 (issue 15: pushes while creates
+ * run). Only the retries wait: a push on a quiet database locks nothing more than before.
+ * The list is advisory (the process's cache, maybe stale): the retry is exact either way.
+ */
+export function schemaWrite(catalog: Catalog): TransactionOptions {
+  return { waitFor: () => catalog.knownNames().map((name) => tableIdent(name)) };
+}
