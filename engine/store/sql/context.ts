@@ -20,7 +20,7 @@ export interface Core {
   /**
    * Present when the store was opened with a folder for file bytes. Record and schema writes
    * call `files.documents` inside their transaction (sql/documents.ts: it never writes a
-   * record) and `files.flush()` once it has ended.
+   * record) and `files.begin()` / `files.ended()` around it (file-bytes.ts).
    */
   readonly files?: FilesService;
 }

@@ -13,15 +13,22 @@ import { digestInUse, usedDigests } from './files.js';
  * - `candidates`: digests whose last row may have gone inside a transaction. Deciding
  *   inside it could delete bytes a rollback brings back a row for, so `flush` decides
  *   after the transaction has ended, reading through the driver (never a transaction
- *   handle). On SQLite that read waits in the connection's queue behind any running
- *   transaction (sqlite/driver.ts), so it sees only committed rows. On a backend with
- *   concurrent connections a read beside a transaction that deletes the row sees the row
- *   and keeps the bytes; they are then collected at the next open (`collectGarbage`), never
- *   deleted early.
+ *   handle), which sees committed rows only.
+ * - `open`: write transactions begun and not yet ended (`begin`/`ended`, store.ts `write`).
+ *   On PostgreSQL two transactions can each delete a row of the same digest at once (two
+ *   documents of identical bytes). The first to end reads the digest still used (the other's
+ *   delete is not committed) and must not forget it: a digest found in use stays a candidate
+ *   while another transaction is open, and is decided again when that one ends. The last
+ *   transaction to end reads every delete committed. A digest found in use with none open is
+ *   used by a committed row and leaves the list. (On SQLite the read waits in the
+ *   connection's queue behind any running transaction, sqlite/driver.ts, so the first read
+ *   already sees the last state.) Keeping bytes is the only effect of a stale read: bytes go
+ *   only when a read after the deleting transaction's end finds no row and no upload.
  */
 export class FileBytes {
   private readonly inFlight = new Map<string, number>();
   private readonly candidates = new Set<string>();
+  private open = 0;
 
   constructor(readonly blobs: BlobStore) {}
 
@@ -55,12 +62,24 @@ export class FileBytes {
     this.candidates.add(sha256);
   }
 
-  /** Call after the outermost transaction has ended (committed or rolled back). */
+  /** A write transaction begins: its releases are decided at `ended`. */
+  begin(): void {
+    this.open++;
+  }
+
+  /** The transaction `begin` counted has ended (committed or rolled back). */
+  async ended(driver: Executor): Promise<void> {
+    this.open--;
+    await this.flush(driver);
+  }
+
+  /** Decide the candidates now: call only when no transaction of this caller is running. */
   async flush(driver: Executor): Promise<void> {
     for (const sha of [...this.candidates]) {
-      this.candidates.delete(sha);
-      const used = await digestInUse(driver, sha);
-      this.blobs.release(sha, used || (this.inFlight.get(sha) ?? 0) > 0);
+      const used = (await digestInUse(driver, sha)) || (this.inFlight.get(sha) ?? 0) > 0;
+      if (!used) this.blobs.release(sha, false);
+      // In use: forgotten only when no other transaction might still delete its last row.
+      if (!used || this.open === 0) this.candidates.delete(sha);
     }
   }
 

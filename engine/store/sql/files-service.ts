@@ -79,6 +79,15 @@ export class FilesService implements FilesApi {
     return this.bytes.flush(this.driver);
   }
 
+  /** A store write transaction begins / has ended (FileBytes `open`). */
+  begin(): void {
+    this.bytes.begin();
+  }
+
+  ended(): Promise<void> {
+    return this.bytes.ended(this.driver);
+  }
+
   /** The garbage pass at open (FileBytes.collectGarbage); see `collectAtOpen`. */
   collectGarbage(): Promise<number> {
     return this.bytes.collectGarbage(this.driver);
@@ -195,21 +204,18 @@ export class FilesService implements FilesApi {
   /** DELETE /documents/:id: the id leaves its record's value in the same transaction. */
   async deleteDocument(id: string, _actor: Actor): Promise<{ id: string }> {
     await this.ready;
-    try {
-      await this.transaction(async (tx, catalog) => {
-        const doc = await this.documents.require(tx, id);
-        const o = await catalog.find(tx, doc.object);
-        if (o) {
-          const spec = documentAttribute(o, doc.attribute);
-          const held = await readDocumentSlot(tx, o, doc.recordId, spec, this.codec);
-          // The record may be gone; whether or not it was there, no row remains.
-          if (held) await writeDocumentSlot(tx, o, doc.recordId, spec, held.filter((d) => d !== id), this.codec);
-        }
-        await this.documents.delete(tx, [id]);
-      });
-    } finally {
-      await this.flush();
-    }
+    // Its bytes go when the transaction has ended (store.ts write: FileBytes `ended`).
+    await this.transaction(async (tx, catalog) => {
+      const doc = await this.documents.require(tx, id);
+      const o = await catalog.find(tx, doc.object);
+      if (o) {
+        const spec = documentAttribute(o, doc.attribute);
+        const held = await readDocumentSlot(tx, o, doc.recordId, spec, this.codec);
+        // The record may be gone; whether or not it was there, no row remains.
+        if (held) await writeDocumentSlot(tx, o, doc.recordId, spec, held.filter((d) => d !== id), this.codec);
+      }
+      await this.documents.delete(tx, [id]);
+    });
     return { id };
   }
 

@@ -151,14 +151,14 @@ export class SqlStore implements Store {
     await this.shared.ready;
     const shared = this.shared.core;
     let view: Catalog | undefined;
+    shared.files?.begin();
     try {
       const out = await this.shared.backend.driver.transaction(async (tx) => {
         await shared.catalog.refresh(tx);
         // A fresh view per attempt: a retried transaction starts from the committed schema.
         view = shared.catalog.begin(tx);
         const out = await fn({ ...shared, catalog: view }, tx);
-        // Before COMMIT: if this transaction changed the schema, the process's cache is dropped,
-        // so no call after it (queued behind the COMMIT) can read the schema from before it.
+        // Before COMMIT: a schema change drops the process's cache, so no call queued behind the COMMIT reads the old schema.
         view.retire();
         return out;
       }, options);
@@ -167,7 +167,7 @@ export class SqlStore implements Store {
       return out;
     } finally {
       // Bytes whose last file row this write deleted go now that it has ended (file-bytes.ts).
-      await shared.files?.flush();
+      await shared.files?.ended();
     }
   }
 

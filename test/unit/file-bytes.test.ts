@@ -1,0 +1,68 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { BlobStore } from '../../engine/store/blobs.js';
+import { FileBytes } from '../../engine/store/sql/file-bytes.js';
+import { SqliteDriver } from '../../engine/store/sqlite/driver.js';
+
+/**
+ * When bytes go (engine/store/sql/file-bytes.ts), with a real database file and a real blob
+ * folder. On PostgreSQL two transactions can each delete the last-but-one and the last file
+ * row of the same bytes at once; the first to end reads the other's row as still there. The
+ * test plays that order on the file rows directly: B's delete becomes visible only when B
+ * "commits", after A has ended and read. The property test in test/api/files-concurrency.test.ts
+ * found this order on PostgreSQL (bytes left with no row).
+ */
+let dir: string;
+let driver: SqliteDriver;
+let blobs: BlobStore;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ss-file-bytes-'));
+  driver = new SqliteDriver(join(dir, 'db.sqlite'));
+  blobs = new BlobStore(join(dir, 'files'));
+});
+afterEach(async () => {
+  await driver.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const onDisk = () => [...blobs.digests()].length;
+
+async function twoRowsOfOneCopy(bytes: FileBytes): Promise<string> {
+  const { sha256 } = await bytes.write(Readable.from([Buffer.from('same bytes')]), { maxBytes: 1024, tooLargeCode: 'PAYLOAD_TOO_LARGE' });
+  const row = "(?, 'f', 'text/plain', 10, ?, 'k', '2026-01-01T00:00:00.000Z')";
+  await bytes.commit(sha256, driver, () => driver.run(`INSERT INTO _ss_files (id, name, mime_type, size, sha256, uploaded_by, created_at) VALUES ${row}, ${row}`, ['a', sha256, 'b', sha256]));
+  return sha256;
+}
+
+it('two transactions delete the two rows of one copy; the first ends while the other is open: the bytes go when the second ends', async () => {
+  const bytes = new FileBytes(blobs);
+  const sha = await twoRowsOfOneCopy(bytes);
+  expect(onDisk()).toBe(1);
+  bytes.begin(); // A
+  bytes.begin(); // B
+  bytes.release(sha); // B deletes row b (not committed: the row is still read as there)
+  await driver.run("DELETE FROM _ss_files WHERE id = 'a'");
+  bytes.release(sha); // A deleted row a and commits
+  await bytes.ended(driver); // A ends: b still reads as used, and B is open
+  expect(onDisk()).toBe(1);
+  await driver.run("DELETE FROM _ss_files WHERE id = 'b'"); // B commits
+  await bytes.ended(driver);
+  expect(onDisk()).toBe(0);
+});
+
+it('a transaction that rolls back its delete keeps the bytes', async () => {
+  const bytes = new FileBytes(blobs);
+  const sha = await twoRowsOfOneCopy(bytes);
+  bytes.begin();
+  bytes.release(sha); // deleted row a, then rolled back: both rows stay
+  await bytes.ended(driver);
+  expect(onDisk()).toBe(1);
+  await driver.run("DELETE FROM _ss_files WHERE id IN ('a', 'b')");
+  bytes.release(sha);
+  await bytes.flush(driver);
+  expect(onDisk()).toBe(0);
+});
