@@ -31,6 +31,10 @@ export const RECORD_WRITE = { group: true } as const;
  * checked, and failed serialization — twelve times, then 500 (issue 15: pushes while creates
  * run). Only the retries wait: a push on a quiet database locks nothing more than before.
  * The list is advisory (the process's cache, maybe stale): the retry is exact either way.
+ * The locks are taken in one statement, in catalog order; a write holding one of those
+ * tables and waiting for another the push has locked (a cascade delete across objects) is a
+ * deadlock PostgreSQL detects, and deadlock_detected is retried like a serialization failure
+ * (postgres/driver.ts).
  */
 export function schemaWrite(catalog: Catalog): TransactionOptions {
   return { waitFor: () => catalog.knownNames().map((name) => tableIdent(name)) };
