@@ -42,27 +42,48 @@ it('two transactions delete the two rows of one copy; the first ends while the o
   const bytes = new FileBytes(blobs);
   const sha = await twoRowsOfOneCopy(bytes);
   expect(onDisk()).toBe(1);
-  bytes.begin(); // A
-  bytes.begin(); // B
+  const a = bytes.begin();
+  const b = bytes.begin();
   bytes.release(sha); // B deletes row b (not committed: the row is still read as there)
   await driver.run("DELETE FROM _ss_files WHERE id = 'a'");
   bytes.release(sha); // A deleted row a and commits
-  await bytes.ended(driver); // A ends: b still reads as used, and B is open
+  await bytes.ended(a, driver); // A ends: b still reads as used, and B is open
   expect(onDisk()).toBe(1);
   await driver.run("DELETE FROM _ss_files WHERE id = 'b'"); // B commits
-  await bytes.ended(driver);
+  await bytes.ended(b, driver);
   expect(onDisk()).toBe(0);
 });
 
 it('a transaction that rolls back its delete keeps the bytes', async () => {
   const bytes = new FileBytes(blobs);
   const sha = await twoRowsOfOneCopy(bytes);
-  bytes.begin();
+  const t = bytes.begin();
   bytes.release(sha); // deleted row a, then rolled back: both rows stay
-  await bytes.ended(driver);
+  await bytes.ended(t, driver);
   expect(onDisk()).toBe(1);
   await driver.run("DELETE FROM _ss_files WHERE id IN ('a', 'b')");
   bytes.release(sha);
   await bytes.flush(driver);
   expect(onDisk()).toBe(0);
+});
+
+it('a digest read as used waits for the transactions open at that read: the writes after them read nothing for it', async () => {
+  const bytes = new FileBytes(blobs);
+  const sha = await twoRowsOfOneCopy(bytes);
+  let reads = 0;
+  const counted = { get: (sql: string, params?: readonly unknown[]) => (reads++, driver.get(sql, params as never)) } as unknown as SqliteDriver;
+  const a = bytes.begin();
+  const b = bytes.begin();
+  await driver.run("DELETE FROM _ss_files WHERE id = 'a'");
+  bytes.release(sha);
+  await bytes.ended(a, counted);
+  expect(reads).toBe(1);
+  // A busy server: many writes begin and end while B stays open; none reads the digest.
+  for (let i = 0; i < 20; i++) await bytes.ended(bytes.begin(), counted);
+  expect(reads).toBe(1);
+  await bytes.ended(b, counted); // B ends: read once more, still used (row b), and forgotten
+  expect(reads).toBe(2);
+  await bytes.ended(bytes.begin(), counted);
+  expect(reads).toBe(2);
+  expect(onDisk()).toBe(1);
 });

@@ -17,18 +17,22 @@ import { digestInUse, usedDigests } from './files.js';
  * - `open`: write transactions begun and not yet ended (`begin`/`ended`, store.ts `write`).
  *   On PostgreSQL two transactions can each delete a row of the same digest at once (two
  *   documents of identical bytes). The first to end reads the digest still used (the other's
- *   delete is not committed) and must not forget it: a digest found in use stays a candidate
- *   while another transaction is open, and is decided again when that one ends. The last
- *   transaction to end reads every delete committed. A digest found in use with none open is
- *   used by a committed row and leaves the list. (On SQLite the read waits in the
- *   connection's queue behind any running transaction, sqlite/driver.ts, so the first read
- *   already sees the last state.) Keeping bytes is the only effect of a stale read: bytes go
- *   only when a read after the deleting transaction's end finds no row and no upload.
+ *   delete is not committed) and must not forget it: a digest found in use while others are
+ *   open waits for exactly those (a row deleted by a transaction begun later is that one's
+ *   own release), and is read again when the last of them has ended — one read, not one per
+ *   flush while the server stays busy. A digest found in use with none open is used by a
+ *   committed row and leaves the list. The last transaction to end reads every delete
+ *   committed. (On SQLite the read waits in the connection's queue behind any running
+ *   transaction, sqlite/driver.ts, so the first read already sees the last state.) Keeping
+ *   bytes is the only effect of a stale read: bytes go only when a read after the deleting
+ *   transaction's end finds no row and no upload.
  */
 export class FileBytes {
   private readonly inFlight = new Map<string, number>();
-  private readonly candidates = new Set<string>();
-  private open = 0;
+  /** Digest → the transactions to wait for before reading it again (none: read at the next flush). */
+  private readonly candidates = new Map<string, ReadonlySet<number> | undefined>();
+  private readonly open = new Set<number>();
+  private lastTransaction = 0;
 
   constructor(readonly blobs: BlobStore) {}
 
@@ -47,7 +51,7 @@ export class FileBytes {
     try {
       return await fn();
     } catch (err) {
-      this.candidates.add(sha256);
+      this.release(sha256);
       throw err;
     } finally {
       const n = (this.inFlight.get(sha256) ?? 1) - 1;
@@ -59,27 +63,37 @@ export class FileBytes {
 
   /** A file row went (or may have) inside a transaction: decide about its bytes at `flush`. */
   release(sha256: string): void {
-    this.candidates.add(sha256);
+    this.candidates.set(sha256, undefined);
   }
 
-  /** A write transaction begins: its releases are decided at `ended`. */
-  begin(): void {
-    this.open++;
+  /** A write transaction begins; its ticket goes to `ended`. */
+  begin(): number {
+    const ticket = ++this.lastTransaction;
+    this.open.add(ticket);
+    return ticket;
   }
 
-  /** The transaction `begin` counted has ended (committed or rolled back). */
-  async ended(driver: Executor): Promise<void> {
-    this.open--;
+  /** The transaction of `ticket` has ended (committed or rolled back): decide what it released. */
+  async ended(ticket: number, driver: Executor): Promise<void> {
+    this.open.delete(ticket);
     await this.flush(driver);
   }
 
   /** Decide the candidates now: call only when no transaction of this caller is running. */
   async flush(driver: Executor): Promise<void> {
-    for (const sha of [...this.candidates]) {
+    // The list is taken synchronously, so a transaction that ends meanwhile sees its own releases.
+    for (const [sha, waiting] of [...this.candidates]) {
+      if (waiting && [...waiting].some((t) => this.open.has(t))) continue;
       const used = (await digestInUse(driver, sha)) || (this.inFlight.get(sha) ?? 0) > 0;
-      if (!used) this.blobs.release(sha, false);
-      // In use: forgotten only when no other transaction might still delete its last row.
-      if (!used || this.open === 0) this.candidates.delete(sha);
+      if (!used) {
+        this.blobs.release(sha, false);
+        this.candidates.delete(sha);
+      } else if (this.open.size === 0) {
+        this.candidates.delete(sha);
+      } else {
+        // Read as used while these were open: one of them may be deleting its last row.
+        this.candidates.set(sha, new Set(this.open));
+      }
     }
   }
 

@@ -80,12 +80,12 @@ export class FilesService implements FilesApi {
   }
 
   /** A store write transaction begins / has ended (FileBytes `open`). */
-  begin(): void {
-    this.bytes.begin();
+  begin(): number {
+    return this.bytes.begin();
   }
 
-  ended(): Promise<void> {
-    return this.bytes.ended(this.driver);
+  ended(ticket: number): Promise<void> {
+    return this.bytes.ended(ticket, this.driver);
   }
 
   /** The garbage pass at open (FileBytes.collectGarbage); see `collectAtOpen`. */

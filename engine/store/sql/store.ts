@@ -151,7 +151,7 @@ export class SqlStore implements Store {
     await this.shared.ready;
     const shared = this.shared.core;
     let view: Catalog | undefined;
-    shared.files?.begin();
+    const ticket = shared.files?.begin();
     try {
       const out = await this.shared.backend.driver.transaction(async (tx) => {
         await shared.catalog.refresh(tx);
@@ -167,7 +167,7 @@ export class SqlStore implements Store {
       return out;
     } finally {
       // Bytes whose last file row this write deleted go now that it has ended (file-bytes.ts).
-      await shared.files?.ended();
+      if (ticket !== undefined) await shared.files?.ended(ticket);
     }
   }
 
