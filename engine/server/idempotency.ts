@@ -75,23 +75,43 @@ export async function withIdempotency(
  * or any object that is not plain JSON data takes the copy, which is exact for every value.
  */
 export function canonicalJson(value: unknown): string {
-  const keys = plainKeys(value);
-  if (keys === null) return JSON.stringify(sortedCopy(value)) ?? 'null';
-  const index = keys.filter(isIndexKey).sort((a, b) => Number(a) - Number(b));
-  const named = keys.filter((k) => !isIndexKey(k)).sort();
-  return JSON.stringify(value, [...index, ...named]) ?? 'null';
+  const list = propertyList(value);
+  return (list === null ? JSON.stringify(sortedCopy(value)) : JSON.stringify(value, list)) ?? 'null';
 }
+
+/**
+ * The property list in canonical order, or null when the copy must write the body: a value
+ * that is not plain JSON data, or a list so wide that it costs more than the copy. JSON.stringify
+ * looks every listed key up on every object (ECMA-262 SerializeJSONObject), so the list's cost
+ * is objects × distinct keys, where the copy's is the keys the objects have: a body of 20,000
+ * one-key objects with distinct keys would take ~20 s of one thread, an easy way to stall the
+ * server for anyone with a write key. A bulk body (records of the same attributes) lists each
+ * key about once per record, far inside the bound.
+ */
+export function propertyList(value: unknown): string[] | null {
+  const found = plainKeys(value);
+  if (found === null || found.keys.length * found.objects > LIST_COST * Math.max(found.properties, 1)) return null;
+  const index = found.keys.filter(isIndexKey).sort((a, b) => Number(a) - Number(b));
+  const named = found.keys.filter((k) => !isIndexKey(k)).sort();
+  return [...index, ...named];
+}
+
+/** Lookups per property the list may cost: about 1 for a bulk body (each record has every key); the copy is bounded by the properties alone. */
+const LIST_COST = 4;
 
 /** An array-index key (ECMA-262 §6.1.7): JS objects list these first, ascending. */
 const isIndexKey = (k: string): boolean => /^(?:0|[1-9]\d{0,9})$/.test(k) && Number(k) < 4294967295;
 
 /**
- * Every object key in `root`, or null when it holds a `__proto__` key or a value JSON.parse does
- * not make (only then may the property list write other than the copy). Iterative: any depth.
+ * Every object key in `root`, with how many objects and properties hold them; null when it holds
+ * a `__proto__` key or a value JSON.parse does not make (only then may the property list write
+ * other than the copy). Iterative: any depth.
  */
-function plainKeys(root: unknown): string[] | null {
+function plainKeys(root: unknown): { keys: string[]; objects: number; properties: number } | null {
   const keys = new Set<string>();
   const stack: object[] = [];
+  let objects = 0;
+  let properties = 0;
   if (!visit(root, stack)) return null;
   while (stack.length > 0) {
     const v = stack.pop() as object;
@@ -101,12 +121,14 @@ function plainKeys(root: unknown): string[] | null {
     }
     if (Object.getPrototypeOf(v) !== Object.prototype) return null;
     const o = v as Record<string, unknown>;
+    objects++;
     for (const k of Object.keys(o)) {
       if (k === '__proto__' || k === 'toJSON' || !visit(o[k], stack)) return null;
       keys.add(k);
+      properties++;
     }
   }
-  return [...keys];
+  return { keys: [...keys], objects, properties };
 }
 
 /** A JSON scalar passes, an object or array waits on the stack; anything else fails. */
