@@ -82,9 +82,8 @@ export async function importRecords(ctx: RecordsContext, object: string, file: s
     );
   } catch (err) {
     bar.done();
-    // The file itself ended the import (a malformed CSV): batches in flight have settled, but
-    // which ones is not known here; a rerun of the fixed file replays those written.
-    if (!(err instanceof CliError)) say(`the import stopped: rerun the same command to continue (batches already written are replayed, not written again)`);
+    // Only a dry run's check ends here (importer.ts): nothing was written.
+    if (!(err instanceof CliError)) say(`the import stopped: nothing was written; rerun the same command`);
     throw err;
   } finally {
     bar.done();
@@ -94,7 +93,10 @@ export async function importRecords(ctx: RecordsContext, object: string, file: s
   if (result.failure !== undefined) {
     // A failure that is not about rows (403, the server went away …): say exactly which lines
     // are in the store, so a rerun is understood to continue, not to duplicate.
-    say(`the import stopped: ${whereItStopped(result)} Rerun the same command to continue: batches already written are replayed, not written again.`);
+    // A file that could not be read further (a malformed CSV) is fixed first; fixing it in
+    // place keeps every batch's key, so the batches already written are replayed.
+    const next = result.failedReading ? 'Fix the file in place (add or remove no line) and rerun the same command' : 'Rerun the same command to continue';
+    say(`the import stopped: ${whereItStopped(result)} ${next}: batches already written are replayed, not written again.`);
     throw result.failure;
   }
   if (notes.ignored.size > 0) say(`note: ${[...notes.ignored].join(', ')}: system attributes; the service assigns them, so the file's values were ignored`);
@@ -111,7 +113,7 @@ export async function importRecords(ctx: RecordsContext, object: string, file: s
 function whereItStopped(r: ImportResult): string {
   const parts: string[] = [r.written.length === 0 ? 'nothing was imported' : `${linesText(r.written)} ${r.written.length === 1 && r.written[0]!.from === r.written[0]!.to ? 'is' : 'are'} imported`];
   if (r.unsure.length > 0) parts.push(`${linesText(r.unsure)} may be (sent, but the answer never came)`);
-  const gaps = gapsOf([...r.written, ...r.unsure].sort((a, b) => a.from - b.from), r.lastLineRead);
+  const gaps = gapsOf([...r.written, ...r.unsure].sort((a, b) => a.from - b.from), r.lastLineRead, r.firstLineRead || 1);
   const after = `anything after line ${r.lastLineRead}`;
   parts.push(gaps.length === 0 ? `${after} is not` : `${linesText(gaps)} ${gaps.length === 1 && gaps[0]!.from === gaps[0]!.to ? 'is' : 'are'} not, nor is ${after}`);
   return `${parts.join('; ')}.`;

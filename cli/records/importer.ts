@@ -81,10 +81,14 @@ export interface ImportResult {
   written: LineRange[];
   /** Lines of batches sent whose answer never came (the connection failed): maybe written. */
   unsure: LineRange[];
+  /** The line of the first row read (2 in a CSV, after its header); 0 when none was read. */
+  firstLineRead: number;
   /** The last line read; rows after it were not read, so not sent. */
   lastLineRead: number;
   /** What ended the import early that is not about rows (403, the server went away …). */
   failure?: unknown;
+  /** The failure is the file's (a malformed CSV, a read error): rows after `lastLineRead` could not be read. */
+  failedReading?: boolean;
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -97,7 +101,7 @@ export async function importRows(
   events: ImportEvents,
   check?: BatchChecker,
 ): Promise<ImportResult> {
-  const result: ImportResult = { rows: 0, imported: 0, alreadyImported: 0, refused: 0, batches: 0, stopped: false, lastImportedLine: undefined, written: [], unsure: [], lastLineRead: 0 };
+  const result: ImportResult = { rows: 0, imported: 0, alreadyImported: 0, refused: 0, batches: 0, stopped: false, lastImportedLine: undefined, written: [], unsure: [], firstLineRead: 0, lastLineRead: 0 };
   const written = new LineLedger();
   const unsure = new LineLedger();
   const seed = `schemasync records import v2\u0000${settings.object}\u0000${settings.batchSize}`;
@@ -174,34 +178,45 @@ export async function importRows(
     for (const i of [...named.keys()].sort((a, b) => a - b)) refuse(items[i]!, named.get(i)!);
   };
 
-  reading: for await (const run of rows) {
-    for (const row of run) {
-      if (halted()) break reading;
-      result.rows++;
-      result.lastLineRead = row.line;
-      if ((result.rows & 255) === 0) events.progress(result.rows);
-      const errors = row.errors.length > 0 ? row.errors : (duplicates?.check(rowValues(row)) ?? []);
-      if (errors.length > 0) {
-        refuse(row, errors);
-        if (result.stopped) break reading;
-      } else if (!settings.dryRun) {
-        if (row.json !== undefined) row.values = undefined;
-        batch.push(row);
-      } else if (check) {
-        batch.push(row);
-      }
-      // The batch ends at a place in the file, whatever was refused before it.
-      if ((row.seq + 1) % settings.batchSize === 0 && batch.length > 0) {
-        const full = batch;
-        batch = [];
-        if (settings.dryRun) await checkBatch(full);
-        else await launch(full);
+  try {
+    reading: for await (const run of rows) {
+      for (const row of run) {
+        if (halted()) break reading;
+        if (result.rows++ === 0) result.firstLineRead = row.line;
+        result.lastLineRead = row.line;
+        if ((result.rows & 255) === 0) events.progress(result.rows);
+        const errors = row.errors.length > 0 ? row.errors : (duplicates?.check(rowValues(row)) ?? []);
+        if (errors.length > 0) {
+          refuse(row, errors);
+          if (result.stopped) break reading;
+        } else if (!settings.dryRun) {
+          if (row.json !== undefined) row.values = undefined;
+          batch.push(row);
+        } else if (check) {
+          batch.push(row);
+        }
+        // The batch ends at a place in the file, whatever was refused before it.
+        if ((row.seq + 1) % settings.batchSize === 0 && batch.length > 0) {
+          const full = batch;
+          batch = [];
+          if (settings.dryRun) await checkBatch(full);
+          else await launch(full);
+        }
       }
     }
-  }
-  if (batch.length > 0 && !halted()) {
-    if (settings.dryRun) await checkBatch(batch);
-    else await launch(batch);
+    if (batch.length > 0 && !halted()) {
+      if (settings.dryRun) await checkBatch(batch);
+      else await launch(batch);
+    }
+  } catch (err) {
+    // A dry run sends nothing that could be in flight: its failures (a check the server could
+    // not answer) end it as they are.
+    if (settings.dryRun) throw err;
+    // Otherwise only the reading throws here (flush never rejects): the file cannot be read
+    // further (a malformed CSV row, a read error). Batches already sent still settle below,
+    // so the result says which lines are in the store.
+    if (failure === undefined) failure = { batch: result.batches + 1, err };
+    result.failedReading = failure.err === err;
   }
   await Promise.all(inflight);
   events.progress(result.rows);

@@ -69,12 +69,13 @@ export function linesText(ranges: readonly LineRange[]): string {
 }
 
 /**
- * The lines up to `lastLine` that no range covers: between the written ranges, and after the
- * last one. `lastLine` is the last line the import read (rows after it were never read).
+ * The lines from `firstLine` (a CSV's first row is line 2: its header is line 1) up to
+ * `lastLine` that no range covers: between the written ranges, and after the last one.
+ * `lastLine` is the last line the import read (rows after it were never read).
  */
-export function gapsOf(written: readonly LineRange[], lastLine: number): LineRange[] {
+export function gapsOf(written: readonly LineRange[], lastLine: number, firstLine = 1): LineRange[] {
   const gaps: LineRange[] = [];
-  let next = 1;
+  let next = firstLine;
   for (const r of written) {
     if (r.from > next) gaps.push({ from: next, to: r.from - 1 });
     next = Math.max(next, r.to + 1);

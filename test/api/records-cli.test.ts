@@ -238,6 +238,16 @@ describe('records import: bad input', () => {
     expect(stdinNoFormat.stderr).toContain('--format ndjson or --format csv');
   });
 
+  it('a CSV that breaks after batches were sent: they settle, and the summary names the lines in the store', async () => {
+    writeFileSync(join(cwd, 'late.csv'), 'title,amount\nL1,1\nL2,2\nL3,"3\nL4,4\n');
+    const r = await run(['records', 'import', 'target', 'late.csv', '--batch', '1']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^Error: malformed CSV at line 5: a quoted cell is not closed$/m);
+    expect(r.stderr).toContain('the import stopped: lines 2–3 are imported; anything after line 3 is not. Fix the file in place (add or remove no line) and rerun the same command');
+    const titles = (await valuesOf(s, 'target', 'title')).map((v) => v['title']);
+    expect(titles.filter((t) => String(t).startsWith('L'))).toEqual(['L1', 'L2']);
+  });
+
   it('--dry-run checks every row (also unique values repeated in the file) and writes nothing', async () => {
     const before = await countOf(s, 'target');
     writeFileSync(join(cwd, 'dry.ndjson'), '{"title":"d1"}\n{"title":"d2","qty":1.5}\n{"title":"d1"}\n{"amount":1}\n');
