@@ -81,7 +81,10 @@ async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes
     const text = rest === '' ? chunk : rest + chunk;
     const rows: SourceRow[] = [];
     let start = 0;
-    for (let i = nextBreak(text, 0); i !== -1; i = nextBreak(text, start)) {
+    const nextBreak = breaksOf(text);
+    // `rest` holds no line break but maybe a last \r: the search starts there, not at 0, so a
+    // line longer than a chunk is not searched again with every chunk.
+    for (let i = nextBreak(Math.max(0, rest.length - 1)); i !== -1; i = nextBreak(start)) {
       // A \r last in the chunk may be the first half of a \r\n: wait for the next chunk.
       if (text.charCodeAt(i) === 0x0d && i === text.length - 1) break;
       const row = ndjsonRow(text.slice(start, i), state, shape, notes);
@@ -99,11 +102,18 @@ async function* readNdjson(input: Readable, shape: RecordShape, notes: ReadNotes
   }
 }
 
-/** The index of the next \n or \r at or after `from`, or -1. */
-function nextBreak(text: string, from: number): number {
-  const n = text.indexOf('\n', from);
-  const r = text.indexOf('\r', from);
-  return r === -1 || (n !== -1 && n < r) ? n : r;
+/**
+ * The index of the next \n or \r of `text` at or after `from` (ascending calls), or -1. The
+ * next \r is remembered while it lies ahead: a file of \n line ends has none, and searching
+ * for it at every line would scan to the chunk's end each time.
+ */
+function breaksOf(text: string): (from: number) => number {
+  let r = -2;
+  return (from) => {
+    if (r !== -1 && r < from) r = text.indexOf('\r', from);
+    const n = text.indexOf('\n', from);
+    return r === -1 || (n !== -1 && n < r) ? n : r;
+  };
 }
 
 /** One line as a row; undefined for a blank line (NDJSON allows them; they keep their number). */
