@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FieldError } from '../errors.js';
-import { describeProblem, storedValueProblems } from '../model/stored-values.js';
+import { describeProblem, isWellFormed, storedValueProblems } from '../model/stored-values.js';
 import { ServiceAuthError, ServiceRequestError } from './errors.js';
 
 export interface ClientOptions {
@@ -137,8 +137,9 @@ export class Transport {
     // JSON.stringify writes an unpaired surrogate as a \uD8xx escape: the text says whether
     // a walk of the body is worth it (a 10,000-record bulk-create is not walked for nothing).
     // A body given as text is read back for the walk (escapes in it spell keys and strings
-    // as well: `\u005f_proto__` is caught by the backslash).
-    if (json !== undefined && (/\\u[dD][89a-fA-F]/.test(json) || json.includes('__proto__') || json.includes('"constructor"') || (options.json !== undefined && json.includes('\\u')))) {
+    // as well: `\u005f_proto__` is caught by the backslash), and so is one holding a lone
+    // surrogate as such (fetch would send it as U+FFFD, a value nobody wrote).
+    if (json !== undefined && (/\\u[dD][89a-fA-F]/.test(json) || json.includes('__proto__') || json.includes('"constructor"') || (options.json !== undefined && (json.includes('\\u') || !isWellFormed(json))))) {
       refuseIllFormed(options.json !== undefined ? JSON.parse(options.json) : options.body, '');
     }
     refuseIllFormed(options.headers ?? {}, 'headers');

@@ -179,6 +179,9 @@ describe('the SDK refuses what the service would, before sending', () => {
     // A key spelled with escapes is the key it spells.
     const key = await refusal(sdk.records('item').bulkCreateUnanswered([{ title: 'ok' }, '{"data":{"\\u005f_proto__":{"polluted":1}}}']));
     expect(key.details?.[0]?.path).toEqual(['records', 1, 'data', '__proto__']);
+    // A lone surrogate written as such in the text, not escaped (fetch would send U+FFFD).
+    const raw = await refusal(sdk.records('item').bulkCreateUnanswered(['{"title":"ok"}', `{"title":"a${LONE_HIGH}"}`]));
+    expect(raw.details?.[0]?.path).toEqual(['records', 1, 'title']);
     expect(sent()).toBe(0);
     expect((await sdk.records('item').bulkCreateUnanswered(['{"title":"\\u00e9t"}', { title: 'two' }])).replayed).toBe(false);
     expect(sent()).toBe(1);
