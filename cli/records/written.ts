@@ -53,10 +53,6 @@ export class LineLedger {
     }
     return out.map(({ from, to }) => ({ from, to }));
   }
-
-  get empty(): boolean {
-    return this.runs.length === 0;
-  }
 }
 
 /** `line 7`, `lines 1–2000`, `lines 1–2000, 3001–4000 and 5001–5200`. */
