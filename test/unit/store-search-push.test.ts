@@ -7,7 +7,7 @@ import { errorOf } from '../support/service-error.js';
 
 /**
  * The search index across a push that changes several attributes of one object (issue 14):
- * a push takes each touched object's search triggers down at its first change and makes
+ * a push leaves each touched object's search triggers gated (down once its DDL needs it) and makes
  * them once at its end (FulltextPort.schemaBatch). Right after such a push the index holds
  * every text attribute under its new name and type, and the triggers index later writes;
  * a push that fails halfway leaves the triggers exactly as they were.
@@ -126,5 +126,25 @@ describe('search after a push changing several attributes of one object', () => 
     expect(triggers('r_note')).toHaveLength(3);
     await store.updateRecord('note', a.id, { text: 'numbat' }, '*', actor);
     expect(await found('numbat')).toEqual([hit('note.text', a)]);
+  });
+
+  it('a push step that backfills a text attribute indexes that attribute once, not every text attribute of each row again', async () => {
+    await store.pushSource('s', before, {});
+    const made: { id: string }[] = [];
+    for (let i = 0; i < 40; i++) made.push(await store.createRecord('note', { body: `body${i}`, legacy: `legacy${i}` }, actor));
+    const top = () => db.prepare('SELECT COALESCE(MAX(id), 0) FROM _ss_search').pluck().get() as number;
+    const was = top();
+    // `title` becomes required with a default: the push backfills it on all 40 records.
+    const note = before.objects['note']!;
+    const res = await store.pushSource('s', { ...before, objects: { ...before.objects, note: { ...note, attributes: { ...note.attributes, title: { type: 'text', required: true, default: 'untitled' } } } } }, {});
+    expect(res.plan.steps.map((st) => `${st.action} ${st.target}`)).toEqual(['change_attribute note.title']);
+    // One index row per backfilled value; the row triggers (gated during the push) wrote none.
+    expect(top() - was).toBe(40);
+    expect((await found('untitled')).length).toBe(40);
+    expect(await found('body7')).toEqual([hit('note.body', made[7]!)]);
+    expect(await found('legacy7')).toEqual([hit('note.legacy', made[7]!)]);
+    // After the push the triggers index writes again.
+    await store.updateRecord('note', made[3]!.id, { title: 'kookaburra' }, '*', actor);
+    expect(await found('kookaburra')).toEqual([hit('note.title', made[3]!)]);
   });
 });
