@@ -111,15 +111,23 @@ export async function applyPlan(core: Core, tx: Executor, plan: Plan, sourceId: 
   // (column-changes.ts): the steps run with a SchemaDdl that knows which changes are coming.
   const ddl = foldingDdl(core.ddl);
   const ctx: ApplyContext = { core: { ...core, ddl }, tx, owner: { kind: 'source', id: sourceId }, deferred: [] };
-  const planned = new Set<string>();
+  // Each object's attribute steps, in plan order, gathered once (steps name objects as they
+  // are after any rename, so the key holds across the plan).
+  const attributeSteps = new Map<string, Step[]>();
+  for (const step of plan.steps) {
+    if (!ATTRIBUTE_STEPS.has(step.action) || !('object' in step)) continue;
+    const list = attributeSteps.get(step.object);
+    if (list) list.push(step);
+    else attributeSteps.set(step.object, [step]);
+  }
   // The search index's per-object upkeep once per object touched, not once per step (port.ts).
   await core.fulltext.schemaBatch(tx, async () => {
-    for (const [i, step] of plan.steps.entries()) {
-      if (ATTRIBUTE_STEPS.has(step.action) && 'object' in step && !planned.has(step.object)) {
-        planned.add(step.object);
+    for (const step of plan.steps) {
+      const steps = ATTRIBUTE_STEPS.has(step.action) && 'object' in step ? attributeSteps.get(step.object) : undefined;
+      if (steps && steps[0] === step && 'object' in step) {
         // Read now, not before the push: an object rename earlier in the plan has moved it.
         const o = await core.catalog.find(tx, step.object);
-        const changes = o && plannedColumnChanges(o, plan.steps.slice(i));
+        const changes = o && plannedColumnChanges(o, steps);
         if (changes) ddl.plan(step.object, changes);
       }
       await (HANDLERS[step.action] as Handler<StepAction>)(step as never, ctx);

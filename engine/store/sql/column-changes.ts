@@ -1,5 +1,6 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import type { StoredObject } from '../../model/stored.js';
+import { sameValue } from '../../plan/compare.js';
 import type { Step } from '../../plan/types.js';
 import type { ColumnChange, Executor, SchemaDdl } from '../port.js';
 import { specOfStored } from './catalog-rows.js';
@@ -112,19 +113,12 @@ export function foldingDdl(real: SchemaDdl): FoldingDdl {
   };
 }
 
-/** The same change: the same column(s), and for a type change the same specs (key order aside: one went through the catalog). */
+/** The same change: the same column(s), and for a type change the same specs (key order aside: one went through the catalog; plan/compare.ts sameValue). */
 function sameChange(a: ColumnChange, b: ColumnChange): boolean {
-  if (a.kind === 'add' && b.kind === 'add') return sameSpec(a.spec, b.spec);
+  if (a.kind === 'add' && b.kind === 'add') return sameValue(a.spec, b.spec);
   if (a.kind === 'rename' && b.kind === 'rename') return a.from === b.from && a.to === b.to;
-  if (a.kind === 'retype' && b.kind === 'retype') return a.attributeId === b.attributeId && sameSpec(a.from, b.from) && sameSpec(a.to, b.to);
+  if (a.kind === 'retype' && b.kind === 'retype') return a.attributeId === b.attributeId && sameValue(a.from, b.from) && sameValue(a.to, b.to);
   if (a.kind === 'drop' && b.kind === 'drop') return a.attributeId === b.attributeId && a.name === b.name;
   return false;
 }
 
-function sameSpec(a: AttributeSpec, b: AttributeSpec): boolean {
-  const entries = (s: AttributeSpec) =>
-    Object.entries(s)
-      .filter(([, v]) => v !== undefined)
-      .sort(([x], [y]) => (x < y ? -1 : 1));
-  return JSON.stringify(entries(a)) === JSON.stringify(entries(b));
-}
