@@ -131,7 +131,7 @@ export function openDatabase(path: string): Db {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   // TEMP tables in memory, not in a temp file with its own rollback journal: a table rebuild
-  // (ddl.ts) copies the rows through a TEMP table, which in a file cost ~250 write syscalls
+  // (columns.ts) copies the rows through a TEMP table, which in a file cost ~250 write syscalls
   // per push of a type change. Only that copy and SQLite's transient b-trees (DISTINCT,
   // IN lists) live there; large sorts still spill to files (SQLite's sorter).
   db.pragma('temp_store = MEMORY');

@@ -1,7 +1,8 @@
 import type { StoredObject } from '../../model/stored.js';
 import { tableIdent } from '../sql/idents.js';
 import type { Db } from './database.js';
-import { direct, indexRows, removeRows, textAttributes, type Prepare } from './fulltext.js';
+import { intColumn } from '../sql/rows.js';
+import { indexRows, removeRows, textAttributes, type Prepare } from './fulltext.js';
 
 // A bulk write's share of the search index (fulltext.ts): one pass per batch instead of a
 // trigger run per record and attribute.
@@ -41,16 +42,16 @@ const NOTHING: BulkIndex = { finish: () => {} };
  * meanwhile: this transaction holds the write lock and only the caller inserts), counted to be
  * sure, with the id list as the fallback. One record keeps the trigger: it costs less.
  */
-export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[], prepare = direct(db)): BulkIndex {
+export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[], prepare: Prepare): BulkIndex {
   const attrs = textAttributes(o);
   if (ids.length < 2 || attrs.length === 0) return NOTHING;
   const table = tableIdent(o.name);
-  const floor = prepare(`SELECT COALESCE(MAX(_rowid_), 0) FROM ${table}`).pluck().get();
+  const floor = intColumn(prepare(`SELECT COALESCE(MAX(_rowid_), 0) AS n FROM ${table}`).get(), 'n');
   const release = hold(db, prepare, o.name);
   return {
     finish: () => {
       release();
-      const above = prepare(`SELECT COUNT(*) FROM ${table} WHERE _rowid_ > ?`).pluck().get(floor);
+      const above = intColumn(prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE _rowid_ > ?`).get(floor), 'n');
       if (above === ids.length) indexRows(prepare, o, attrs, 'r._rowid_ > ? AND ', floor);
       else indexRows(prepare, o, attrs, 'r.id IN (SELECT value FROM json_each(?)) AND ', JSON.stringify(ids));
     },
@@ -63,7 +64,7 @@ export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[],
  * re-indexes the batch's rows from the table as the writes left them, as the update trigger
  * would have row by row. An update of other attributes fires no trigger and needs nothing.
  */
-export function bulkUpdateIndex(db: Db, o: StoredObject, ids: readonly string[], writesText: boolean, prepare = direct(db)): BulkIndex {
+export function bulkUpdateIndex(db: Db, o: StoredObject, ids: readonly string[], writesText: boolean, prepare: Prepare): BulkIndex {
   const attrs = textAttributes(o);
   if (ids.length < 2 || attrs.length === 0 || !writesText) return NOTHING;
   const release = hold(db, prepare, o.name);

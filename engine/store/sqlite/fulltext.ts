@@ -41,7 +41,7 @@ import type { Db } from './database.js';
  * batch's rowids ascend, so its 30,000 index entries append to the index's last page instead
  * of landing on random pages (37 ms → 18 ms CPU for 10,000 records × 3 attributes). The rowid
  * of a record table (TEXT PRIMARY KEY, implicit rowid) is stable: no write moves a row (no
- * REPLACE), the type-change rebuild copies `_rowid_` (ddl.ts), and VACUUM keeps the rowids of
+ * REPLACE), a table rebuild copies `_rowid_` (columns.ts), and VACUUM keeps the rowids of
  * a table that has an index, which every record table has (its primary key's).
  */
 
@@ -83,7 +83,7 @@ const AUTOMERGE = 8;
 const setAutomerge = (db: Db): void => void db.exec(`INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('automerge', ${AUTOMERGE})`);
 
 /** The FTS5 entries of the `_ss_search` rows `where` selects: added after the rows are written. */
-export const ftsAdd = (where: string): string => `INSERT INTO _ss_fts(rowid, text) SELECT id, text FROM _ss_search WHERE ${where}`;
+const ftsAdd = (where: string): string => `INSERT INTO _ss_fts(rowid, text) SELECT id, text FROM _ss_search WHERE ${where}`;
 
 /**
  * Removing `_ss_search` rows: their FTS5 entries first (an external-content index is told the
@@ -126,9 +126,9 @@ const triggerIdent = (object: string, event: string): string => `"_ss_search_${e
 /**
  * One INSERT … SELECT per text-like attribute of `o`, reading the row `row` (NEW in a trigger)
  * from `from`, restricted by `where`. `_rowid_`, never `rowid`: an attribute may be named
- * `rowid` and would hide SQLite's (ddl.ts); no attribute name starts with `_`.
+ * `rowid` and would hide SQLite's (columns.ts); no attribute name starts with `_`.
  */
-export function insertRows(o: StoredObject, attrs: readonly AttributeSpec[], row: string, from: string, where = ''): string[] {
+function insertRows(o: StoredObject, attrs: readonly AttributeSpec[], row: string, from: string, where = ''): string[] {
   return attrs.map((a) => {
     const t = textExpr(a, row);
     return `INSERT INTO _ss_search(object, record_id, record_rowid, attribute, text) SELECT ${lit(o.name)}, ${row}.id, ${row}._rowid_, ${lit(a.name)}, ${t} FROM ${from} WHERE ${where}${t} IS NOT NULL AND ${t} <> ''`;
@@ -166,10 +166,11 @@ function objectTriggers(db: Db, o: StoredObject): void {
  * emptied after every DDL, so a statement never outlives the schema it was prepared for).
  * Each batch runs the same ~8 statements; preparing them afresh (an FTS5 INSERT among them)
  * was ~30 ms of CPU per 100 batches. The schema-change paths, which run once per change,
- * prepare directly.
+ * prepare directly. A cached statement is shared with the driver's own calls of the same
+ * text: no statement mode (pluck, raw) may be set on one; a value is read by its column.
  */
 export type Prepare = (sql: string) => Statement;
-export const direct = (db: Db): Prepare => (sql) => db.prepare(sql);
+const direct = (db: Db): Prepare => (sql) => db.prepare(sql);
 
 /**
  * Index `attrs` of the records of `o` that `where` (a prefix of a WHERE clause over `r`, with
@@ -179,7 +180,7 @@ export const direct = (db: Db): Prepare => (sql) => db.prepare(sql);
  * refused below), and nothing else writes `_ss_search` between the statements.
  */
 export function indexRows(prepare: Prepare, o: StoredObject, attrs: readonly AttributeSpec[], where: string, ...params: unknown[]): void {
-  const top = prepare('SELECT COALESCE(MAX(id), 0) FROM _ss_search').pluck().get();
+  const top = (prepare('SELECT COALESCE(MAX(id), 0) AS n FROM _ss_search').get() as { n?: unknown } | undefined)?.n;
   if (typeof top !== 'number' || !Number.isSafeInteger(top)) throw new Error('the search index ran out of row ids: delete _ss_meta.search_layout to rebuild it');
   for (const sql of insertRows(o, attrs, 'r', `${tableIdent(o.name)} AS r`, where)) prepare(sql).run(...params);
   prepare(ftsAdd('id > ?')).run(top);
