@@ -76,6 +76,31 @@ describe('POST /search and GET /global-search', () => {
     expect(accents.snippet.slice(a, b)).toBe('Hélène');
   });
 
+  it('a query\'s words may fall in different attributes of a record; a phrase stays within one; the hit names the attribute matched', async () => {
+    const quincy = await create('contact', { full_name: 'Quincy Adams', notes: 'works at Vandelay Industries' });
+    expect(ids(await search('quincy vandelay'))).toEqual([quincy]);
+    expect(await search('"adams works"')).toEqual([]); // the end of one attribute and the start of the next
+    expect((await search('vandelay')).map((h) => [h.id, h.attribute])).toEqual([[quincy, 'notes']]);
+    expect((await search('quincy')).map((h) => [h.id, h.attribute])).toEqual([[quincy, 'full_name']]);
+    // A name that is the match is the hit's attribute, rather than a long note naming it twice.
+    const mira = await create('contact', { full_name: 'Mirabelle', notes: `${'filler '.repeat(30)}mirabelle and mirabelle again` });
+    expect((await search('mirabelle')).map((h) => [h.id, h.attribute])).toEqual([[mira, 'full_name']]);
+    // A private-use character in values (the SQLite index's separator word) moves no attribute.
+    const odd = await create('contact', { full_name: 'Odd \uE000 \uE000 Fellow', notes: 'peculiar \uE000 value' });
+    expect((await search('peculiar')).map((h) => [h.id, h.attribute])).toEqual([[odd, 'notes']]);
+    expect((await search('fellow')).map((h) => [h.id, h.attribute])).toEqual([[odd, 'full_name']]);
+  });
+
+  it('cuts a long text around the match, saying so with …', async () => {
+    await create('contact', { full_name: 'Long Note', notes: `${'filler '.repeat(100)}the haystackneedle, found. ${'tail '.repeat(100)}` });
+    const [h] = await search('haystackneedle');
+    expect(h!.snippet.startsWith('…')).toBe(true);
+    expect(h!.snippet.endsWith('…')).toBe(true);
+    expect(h!.snippet).toContain('the haystackneedle, found.');
+    expect(h!.snippet.length).toBeLessThan(300);
+    expect(h!.highlights.map(([a, b]) => h!.snippet.slice(a, b))).toEqual(['haystackneedle']);
+  });
+
   it('indexes select and multiselect options and url/email values', async () => {
     const id = await create('company', { name: 'Optionco', tags: ['partner'] });
     expect((await search('partner')).map((h) => [h.id, h.attribute])).toContainEqual([id, 'tags']);

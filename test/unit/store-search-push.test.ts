@@ -128,23 +128,52 @@ describe('search after a push changing several attributes of one object', () => 
     expect(await found('numbat')).toEqual([hit('note.text', a)]);
   });
 
-  it('a push step that backfills a text attribute indexes that attribute once, not every text attribute of each row again', async () => {
+  it('a push step that backfills a text attribute writes each record\'s index row once, not once more per backfilled row', async () => {
     await store.pushSource('s', before, {});
     const made: { id: string }[] = [];
     for (let i = 0; i < 40; i++) made.push(await store.createRecord('note', { body: `body${i}`, legacy: `legacy${i}` }, actor));
-    const top = () => db.prepare('SELECT COALESCE(MAX(id), 0) FROM _ss_search').pluck().get() as number;
-    const was = top();
+    // Counts the index rows written from here on (a test trigger; the index has none of its own).
+    db.exec('CREATE TABLE test_index_writes (n INTEGER NOT NULL); INSERT INTO test_index_writes VALUES (0)');
+    db.exec('CREATE TRIGGER test_count_index_writes AFTER INSERT ON _ss_search BEGIN UPDATE test_index_writes SET n = n + 1; END');
+    const written = () => db.prepare('SELECT n FROM test_index_writes').pluck().get() as number;
     // `title` becomes required with a default: the push backfills it on all 40 records.
     const note = before.objects['note']!;
     const res = await store.pushSource('s', { ...before, objects: { ...before.objects, note: { ...note, attributes: { ...note.attributes, title: { type: 'text', required: true, default: 'untitled' } } } } }, {});
     expect(res.plan.steps.map((st) => `${st.action} ${st.target}`)).toEqual(['change_attribute note.title']);
-    // One index row per backfilled value; the row triggers (gated during the push) wrote none.
-    expect(top() - was).toBe(40);
+    // The push rebuilds each record's row once; the row triggers (gated during the push) wrote
+    // none for the backfill's 40 updates (ungated: 80).
+    expect(written()).toBe(40);
     expect((await found('untitled')).length).toBe(40);
     expect(await found('body7')).toEqual([hit('note.body', made[7]!)]);
     expect(await found('legacy7')).toEqual([hit('note.legacy', made[7]!)]);
     // After the push the triggers index writes again.
     await store.updateRecord('note', made[3]!.id, { title: 'kookaburra' }, '*', actor);
     expect(await found('kookaburra')).toEqual([hit('note.title', made[3]!)]);
+  });
+
+  it('a text attribute added without a default joins the end of the layout with no index write; one with a default rebuilds the rows once', async () => {
+    await store.pushSource('s', before, {});
+    const made: { id: string }[] = [];
+    for (let i = 0; i < 10; i++) made.push(await store.createRecord('note', { title: `title${i}`, body: `body${i}`, legacy: `legacy${i}` }, actor));
+    db.exec('CREATE TABLE test_index_writes (n INTEGER NOT NULL); INSERT INTO test_index_writes VALUES (0)');
+    db.exec('CREATE TRIGGER test_count_index_writes AFTER INSERT ON _ss_search BEGIN UPDATE test_index_writes SET n = n + 1; END');
+    const written = () => db.prepare('SELECT n FROM test_index_writes').pluck().get() as number;
+    const note = before.objects['note']!;
+    const withExtra: Declaration = { ...before, objects: { ...before.objects, note: { ...note, attributes: { ...note.attributes, extra: { type: 'text' } } } } };
+    await store.pushSource('s', withExtra, {});
+    expect(written()).toBe(0);
+    // The rows written before still name their attributes right, and later writes index the new one.
+    expect(await found('body3')).toEqual([hit('note.body', made[3]!)]);
+    expect(await found('legacy4')).toEqual([hit('note.legacy', made[4]!)]);
+    await store.updateRecord('note', made[5]!.id, { extra: 'wallaby' }, '*', actor);
+    expect(await found('wallaby')).toEqual([hit('note.extra', made[5]!)]);
+    expect(await found('title5')).toEqual([hit('note.title', made[5]!)]);
+    const n = written();
+    const withDefault: Declaration = { ...withExtra, objects: { ...withExtra.objects, note: { ...withExtra.objects['note']!, attributes: { ...withExtra.objects['note']!.attributes, kind: { type: 'text', default: 'kiwi' } } } } };
+    await store.pushSource('s', withDefault, {});
+    expect(written() - n).toBe(10);
+    expect((await found('kiwi')).length).toBe(10);
+    expect(await found('wallaby')).toEqual([hit('note.extra', made[5]!)]);
+    expect(await found('legacy4')).toEqual([hit('note.legacy', made[4]!)]);
   });
 });

@@ -9,24 +9,37 @@ import { unmark } from '../sqlite/fulltext-query.js';
  * (`"quoted phrases"` matched exactly, bare words by prefix), and each term goes to
  * PostgreSQL as a bound string: a phrase through phraseto_tsquery, a word through
  * `_ss_prefix_tsquery` (its tokens, each a prefix, in order), so `&`, `|`, `!`, `:*` or
- * parentheses in a query are plain text and no query is a syntax error. Terms are ANDed,
- * as FTS5 does. A term with no letter or digit is left out; a query with none finds nothing.
+ * parentheses in a query are plain text and no query is a syntax error. Terms are ANDed
+ * over a record's text-like attributes together (each word somewhere in the record, as the
+ * SQLite backend's one row per record matches them), or over one document title. A term with
+ * no letter or digit is left out; a query with none finds nothing.
  */
 
 const CONFIG = "'schemasync_search'";
 
-/** The tsquery for a user query (SQL and its parameters), or null when it has no searchable term. */
-function tsQuery(query: string): { sql: string; params: string[] } | null {
+/**
+ * The tsqueries of a user query's terms (SQL and its parameters), or null when it has no
+ * searchable term. `terms` selects them as t0, t1, …; `any` (their OR) is what a row must
+ * match to take part, `every` (a GROUP BY's HAVING) that each term matched some row of it.
+ */
+function tsQuery(query: string): { terms: string; any: string; every: string; params: string[] } | null {
   const parts: string[] = [];
   const params: string[] = [];
-  for (const m of query.matchAll(/"([^"]*)"?|([^\s"]+)/gu)) {
+  for (const m of query.replaceAll('\uE000', ' ').matchAll(/"([^"]*)"?|([^\s"]+)/gu)) {
     const phrase = m[1];
     const text = phrase ?? m[2] ?? '';
     if (!/[\p{L}\p{N}]/u.test(text)) continue;
     parts.push(phrase !== undefined ? `phraseto_tsquery(${CONFIG}, ?::text)` : '_ss_prefix_tsquery(?::text)');
     params.push(text);
   }
-  return parts.length === 0 ? null : { sql: parts.join(' && '), params };
+  if (parts.length === 0) return null;
+  const names = parts.map((_, i) => `t${i}`);
+  return {
+    terms: `SELECT ${parts.map((p, i) => `${p} AS ${names[i]}`).join(', ')}`,
+    any: names.map((n) => `z.${n}`).join(' || '),
+    every: names.map((n) => `bool_or(x.${n})`).join(' AND '),
+    params,
+  };
 }
 
 /** Markers for ts_headline: control characters the stored text is checked not to hold. */
@@ -50,7 +63,8 @@ interface Row {
 }
 
 /**
- * Best first: ts_rank over each (record, attribute) row, the best row per record kept. Rank
+ * Best first: ts_rank over each (record, attribute) row, the best row of each matching group
+ * and the best group per record kept. Rank
  * normalisation 1 divides by 1 + log(length), so a short text naming the term outranks a
  * long one mentioning it once, as FTS5's bm25 ranks them (without it they tie).
  * Ranking reads only `_ss_search`; headlines are made for the returned hits only.
@@ -64,10 +78,16 @@ export async function runFulltext(ex: Executor, input: FulltextInput): Promise<S
   // A record matching in several attributes yields several rows: a few extra rows per hit
   // are read so dedup still fills the page in the common case, and the loop reads more if not.
   let fetch = input.limit * 3;
+  // q.q: the terms' OR, with each term's tsquery beside it (a row's matches, for the HAVING).
+  const terms = `(SELECT ${q.any} AS q, z.* FROM (${q.terms}) z) q`;
+  const matches = q.params.map((_, i) => `s.tsv @@ q.t${i} AS t${i}`).join(', ');
   for (;;) {
+    // A record's attribute rows are one group (document_id NULL), each document title one:
+    // the group must match every term; its best row (by ts_rank against any term) is the hit.
     const rows = await ex.all<Row>(
-      `SELECT s.id, s.object, s.record_id, s.attribute, ts_rank(s.tsv, q.q, 1) AS rank FROM _ss_search s, (SELECT ${q.sql} AS q) q ` +
-        `WHERE s.tsv @@ q.q${scope} ORDER BY rank DESC, s.id LIMIT ?`,
+      `SELECT (array_agg(x.id ORDER BY x.rank DESC, x.id))[1] AS id, x.object, x.record_id, (array_agg(x.attribute ORDER BY x.rank DESC, x.id))[1] AS attribute, max(x.rank) AS rank ` +
+        `FROM (SELECT s.id, s.object, s.record_id, s.document_id, s.attribute, ts_rank(s.tsv, q.q, 1) AS rank, ${matches} FROM _ss_search s, ${terms} WHERE s.tsv @@ q.q${scope}) x ` +
+        `GROUP BY x.object, x.record_id, x.document_id HAVING ${q.every} ORDER BY rank DESC, id LIMIT ?`,
       [...q.params, ...scopeParams, fetch],
     );
     hits.clear();
@@ -82,7 +102,7 @@ export async function runFulltext(ex: Executor, input: FulltextInput): Promise<S
   const chosen = [...hits.values()];
   if (chosen.length === 0) return [];
   const marked = await ex.all<{ id: number; marked: string; text: string }>(
-    `SELECT s.id, ts_headline(${CONFIG}, replace(s.text, '<', chr(3)), q.q, '${HEADLINE}') AS marked, s.text FROM _ss_search s, (SELECT ${q.sql} AS q) q ` +
+    `SELECT s.id, ts_headline(${CONFIG}, replace(s.text, '<', chr(3)), q.q, '${HEADLINE}') AS marked, s.text FROM _ss_search s, ${terms} ` +
       'WHERE s.id IN (SELECT jsonb_array_elements_text(?::jsonb)::bigint)',
     [...q.params, JSON.stringify(chosen.map((c) => c.row))],
   );

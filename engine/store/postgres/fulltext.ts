@@ -9,10 +9,12 @@ import { runFulltext } from './fulltext-query.js';
 
 /**
  * The cross-object full-text index in PostgreSQL (contract.md §3 "Cross-object search"),
- * the counterpart of engine/store/sqlite/fulltext.ts with the same layout and exactness:
+ * the counterpart of engine/store/sqlite/fulltext.ts with the same exactness and answers:
  *
  * - `_ss_search` holds one row per (record, text-like attribute) and one per document title,
  *   with a stored `tsvector` column (`tsv`) under a GIN index; search ranks with ts_rank.
+ *   (SQLite keeps one row per record, all its attributes' text joined, which FTS5 writes
+ *   for half the cost; the query groups a record's rows here so both match the same.)
  * - Text search configuration `schemasync_search`: PostgreSQL's `simple` dictionary (no
  *   stemming, no stop words: every word is findable by prefix, as with FTS5's unicode61)
  *   after `unaccent` when the extension can be created (case and accents fold). Without

@@ -9,6 +9,7 @@ import { addColumn, changeColumns, changeColumnType, dropColumn, renameColumn } 
 import { createRecordTable, dropRecordTable, renameRecordTable, syncIndex } from './ddl.js';
 import { sqliteDialect } from './dialect.js';
 import { SqliteDriver } from './driver.js';
+import { ensureDocumentTriggers, ensureSearchIndex } from './fulltext.js';
 import {
   afterAttributeChange,
   afterObjectRename,
@@ -16,11 +17,9 @@ import {
   beforeSchemaChange,
   dropObjectIndex,
   endTriggerBatch,
-  ensureDocumentTriggers,
-  ensureSearchIndex,
   newTriggerBatch,
   type TriggerBatch,
-} from './fulltext.js';
+} from './fulltext-schema.js';
 import { bulkInsertIndex, bulkUpdateIndex } from './fulltext-bulk.js';
 import { isTextLike } from '../../model/types/registry.js';
 import { runFulltext } from './fulltext-query.js';
@@ -68,7 +67,7 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
     changeColumnType: (_tx, object, attributeId, from, to) => ddl(() => changeColumnType(db, object, attributeId, from, to, alter(object))),
     changeColumns: (_tx, object, changes) => ddl(() => changeColumns(db, object, changes, alter(object))),
   };
-  // Column DDL that ALTERs the table first takes down search triggers a push left standing (fulltext.ts TriggerBatch).
+  // Column DDL that ALTERs the table first takes down search triggers a push left standing (fulltext-schema.ts TriggerBatch).
   const alter = (object: string) => (): void => beforeAlterTable(db, object, batch);
   const sync = (fn: () => void): Promise<void> => {
     fn();

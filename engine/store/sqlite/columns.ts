@@ -59,8 +59,8 @@ export function changeColumnType(db: Db, object: string, attributeId: string, fr
  * enough that a rebuild is cheaper than an ALTER; otherwise each change by its ALTER
  * (ADD COLUMN, RENAME COLUMN, DROP COLUMN), which SQLite makes without copying the table.
  * One lone rename or drop keeps its ALTER: a rebuild would copy every row for it.
- * `beforeAlter` runs before the first ALTER (the search triggers of a push go then, fulltext.ts
- * TriggerBatch); a rebuild's DROP TABLE takes them itself.
+ * `beforeAlter` runs before the first ALTER (the search triggers of a push go then,
+ * fulltext-schema.ts TriggerBatch); a rebuild's DROP TABLE takes them itself.
  */
 export function changeColumns(db: Db, object: string, changes: readonly ColumnChange[], beforeAlter = noop): void {
   const retypes = changes.some((c) => c.kind === 'retype');

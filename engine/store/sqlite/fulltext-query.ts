@@ -1,6 +1,7 @@
 import type { FulltextInput } from '../port.js';
 import type { Db } from './database.js';
 import type { SearchHit } from '../../model/search-hit.js';
+import { JOIN, SEPARATOR } from './fulltext.js';
 
 /**
  * Running a cross-object search (contract.md §3) against the index fulltext.ts keeps.
@@ -9,14 +10,15 @@ import type { SearchHit } from '../../model/search-hit.js';
  * exactly) and bare words (matched by prefix), and every one is sent as an FTS5 string
  * (double quotes doubled), so `*`, `^`, `:`, `NEAR`, `AND`, parentheses are plain text and
  * no query can be an FTS5 syntax error. A term with no letter or digit has no token to
- * match and is left out; a query left with no term finds nothing.
+ * match and is left out; a query left with no term finds nothing. The separator between a
+ * record's attributes (fulltext.ts SEPARATOR) is a space here, so no phrase can hold it.
  */
 
 /** The FTS5 expression for a user query, or null when it has no searchable term. */
 function ftsExpression(query: string): string | null {
   const terms: string[] = [];
   const re = /"([^"]*)"?|([^\s"]+)/gu;
-  for (const m of query.matchAll(re)) {
+  for (const m of query.replaceAll(SEPARATOR, ' ').matchAll(re)) {
     const phrase = m[1];
     const word = m[2];
     const text = phrase ?? word ?? '';
@@ -47,9 +49,62 @@ export function unmark(marked: string): { snippet: string; highlights: [number, 
 }
 
 
+/** About the words FTS5's snippet() would show (24 tokens): one fragment around the best match. */
+const WINDOW = 24;
+
 /**
- * Best first: FTS5's bm25 over each (record, attribute) row, the best row per record kept.
- * Ranking reads only the index and `_ss_search`; snippets are made for the returned hits only.
+ * The fragment of a marked text FTS5's snippet() would give: all of it when it is short,
+ * else WINDOW words starting a few before the place that holds the most highlighted words,
+ * with `…` where it was cut. Words are runs of non-space (a mark sits inside one, or spans a
+ * phrase's words: a window never ends inside an open mark).
+ */
+export function fragment(marked: string): string {
+  const words = [...marked.matchAll(/\S+/gu)].map((m) => ({ start: m.index, end: m.index + m[0].length, hit: m[0].includes(OPEN) }));
+  if (words.length <= WINDOW) return marked.trim();
+  let best = 0;
+  let most = -1;
+  for (let i = 0; i < words.length; i++) {
+    if (!words[i]!.hit) continue;
+    const from = Math.max(0, Math.min(i - 3, words.length - WINDOW));
+    const n = words.slice(from, from + WINDOW).filter((w) => w.hit).length;
+    if (n > most) [best, most] = [from, n];
+  }
+  let last = Math.min(words.length, best + WINDOW) - 1;
+  const inside = (i: number): boolean => marked.lastIndexOf(OPEN, words[i]!.end) > marked.lastIndexOf(CLOSE, words[i]!.end);
+  while (last < words.length - 1 && inside(last)) last++;
+  const text = marked.slice(words[best]!.start, words[last]!.end);
+  return `${best > 0 ? '…' : ''}${text}${last < words.length - 1 ? '…' : ''}`;
+}
+
+/**
+ * The attribute a hit is shown in and its marked fragment. A document's row is its title; a
+ * record's row is its attributes' text in `layout` order (fulltext.ts): the hit's attribute is
+ * the segment whose words are most often highlighted (matched words per word, the first of
+ * equals), as bm25 over one row per attribute ranked them: a name that is the match beats a
+ * long note that mentions it twice. A text that holds the markers itself is shown unmarked
+ * (its own control characters taken out), in its first non-empty attribute.
+ */
+function shown(marked: string, text: string, attribute: string | null, layout: readonly string[]): { attribute: string; marked: string } {
+  const plain = text.includes(OPEN) || text.includes(CLOSE);
+  const source = plain ? text.replaceAll(OPEN, '').replaceAll(CLOSE, '') : marked;
+  if (attribute !== null) return { attribute, marked: fragment(source) };
+  const segments = source.split(JOIN);
+  let best = plain ? segments.findIndex((t) => t !== '') : 0;
+  let most = -1;
+  if (!plain) {
+    segments.forEach((t, i) => {
+      const hits = t.split(OPEN).length - 1;
+      const density = hits === 0 ? 0 : hits / Math.max(1, t.split(/\s+/u).filter(Boolean).length);
+      if (density > most) [best, most] = [i, density];
+    });
+  }
+  return { attribute: layout[Math.max(0, best)] ?? layout[0] ?? '', marked: fragment(segments[Math.max(0, best)] ?? '') };
+}
+
+/**
+ * Best first: FTS5's bm25 over each record's row (and each document's), the best row per
+ * record kept. Ranking reads only the index and `_ss_search`; snippets are made for the
+ * returned hits only.
  */
 export function runFulltext(db: Db, input: FulltextInput): SearchHit[] {
   const expr = ftsExpression(input.query);
@@ -57,27 +112,25 @@ export function runFulltext(db: Db, input: FulltextInput): SearchHit[] {
   const scope = input.objects === null ? '' : ' AND s.object IN (SELECT value FROM json_each(?))';
   const params: unknown[] = [expr];
   if (input.objects !== null) params.push(JSON.stringify(input.objects));
-  // A record matching in several attributes yields several rows; a few extra rows per hit
-  // are read so dedup still fills the page in the common case, and the loop reads more if not.
-  const hits = new Map<string, { object: string; id: string; attribute: string; rowid: number; score: number }>();
+  // A record matching in its row and in document titles yields several rows; a few extra rows
+  // per hit are read so dedup still fills the page in the common case, and the loop reads more if not.
+  const hits = new Map<string, { object: string; id: string; rowid: number; score: number }>();
   let fetch = input.limit * 3;
   for (;;) {
     // bm25() named in the select sorts ~35% faster than FTS5's `rank` column over a broad
     // prefix (56,000 matches: 26 ms against 40; measured in test/bench/search.bench.mjs's data).
     // Unscoped, the ranking runs in FTS5 alone and only the page is joined to its rows;
     // scoped, each match is checked against the objects before it may take a place.
-    const cols = 's.object AS object, s.record_id AS id, s.attribute AS attribute';
+    const cols = 's.object AS object, s.record_id AS id';
     const sql =
       scope === ''
         ? `SELECT f.rowid AS rowid, f.rank AS rank, ${cols} FROM (SELECT rowid, bm25(_ss_fts) AS rank FROM _ss_fts WHERE _ss_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN _ss_search s ON s.id = f.rowid ORDER BY f.rank`
         : `SELECT _ss_fts.rowid AS rowid, bm25(_ss_fts) AS rank, ${cols} FROM _ss_fts JOIN _ss_search s ON s.id = _ss_fts.rowid WHERE _ss_fts MATCH ?${scope} ORDER BY rank LIMIT ?`;
-    const rows = db
-      .prepare(sql)
-      .all(...params, fetch) as { rowid: number; rank: number; object: string; id: string; attribute: string }[];
+    const rows = db.prepare(sql).all(...params, fetch) as { rowid: number; rank: number; object: string; id: string }[];
     hits.clear();
     for (const r of rows) {
       const key = `${r.object}\u0000${r.id}`;
-      if (!hits.has(key)) hits.set(key, { object: r.object, id: r.id, attribute: r.attribute, rowid: r.rowid, score: -r.rank });
+      if (!hits.has(key)) hits.set(key, { object: r.object, id: r.id, rowid: r.rowid, score: -r.rank });
       if (hits.size === input.limit) break;
     }
     if (hits.size >= input.limit || rows.length < fetch) break;
@@ -85,15 +138,18 @@ export function runFulltext(db: Db, input: FulltextInput): SearchHit[] {
   }
   const chosen = [...hits.values()];
   if (chosen.length === 0) return [];
-  const snippets = new Map<number, string>();
+  const found = new Map<number, { attribute: string; marked: string }>();
   const srows = db
     .prepare(
-      `SELECT rowid, snippet(_ss_fts, 0, '${OPEN}', '${CLOSE}', '…', 24) AS marked, (SELECT text FROM _ss_search WHERE id = _ss_fts.rowid) AS text FROM _ss_fts WHERE _ss_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
+      `SELECT _ss_fts.rowid AS rowid, highlight(_ss_fts, 0, '${OPEN}', '${CLOSE}') AS marked, s.text AS text, s.attribute AS attribute, l.attributes AS layout ` +
+        `FROM _ss_fts JOIN _ss_search s ON s.id = _ss_fts.rowid LEFT JOIN _ss_search_layout l ON l.object = s.object ` +
+        `WHERE _ss_fts MATCH ? AND _ss_fts.rowid IN (SELECT value FROM json_each(?))`,
     )
-    .all(expr, JSON.stringify(chosen.map((c) => c.rowid))) as { rowid: number; marked: string; text: string }[];
-  for (const r of srows) snippets.set(r.rowid, r.text.includes(OPEN) || r.text.includes(CLOSE) ? r.text.replaceAll(OPEN, '').replaceAll(CLOSE, '') : r.marked);
+    .all(expr, JSON.stringify(chosen.map((c) => c.rowid))) as { rowid: number; marked: string; text: string; attribute: string | null; layout: string | null }[];
+  for (const r of srows) found.set(r.rowid, shown(r.marked, r.text, r.attribute, r.layout === null ? [] : (JSON.parse(r.layout) as string[])));
   return chosen.map((c) => {
-    const { snippet, highlights } = unmark(snippets.get(c.rowid) ?? '');
-    return { object: c.object, id: c.id, attribute: c.attribute, score: c.score, snippet, highlights };
+    const hit = found.get(c.rowid);
+    const { snippet, highlights } = unmark(hit?.marked ?? '');
+    return { object: c.object, id: c.id, attribute: hit?.attribute ?? '', score: c.score, snippet, highlights };
   });
 }

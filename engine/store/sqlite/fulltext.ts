@@ -9,37 +9,44 @@ import type { Db } from './database.js';
 /**
  * The cross-object full-text index (contract.md §3 "Cross-object search").
  *
- * Layout: `_ss_search` holds one row per (record, text-like attribute) with its text, and
- * one per document (its title, under the record and attribute it sits in); `_ss_fts` is an
- * FTS5 index over that text (external content, so snippets read the text from
- * `_ss_search`), tokenized with `unicode61 remove_diacritics 2` (case and accents fold).
+ * Layout: `_ss_search` holds one row per record that has any indexed text: the text of each
+ * text-like attribute (a multiselect's options joined), one after the other in the order
+ * `_ss_search_layout` lists for the object, each followed by a separator token (SEPARATOR) but
+ * the last; and one row per document (its title, under the record and attribute it sits in).
+ * `_ss_fts` is an FTS5 index over that text (external content, so snippets read the text from
+ * `_ss_search`), tokenized with `unicode61 remove_diacritics 2` (case and accents fold). One
+ * row per record, not per attribute: FTS5 pays per row it indexes about as much as for the
+ * words in it, so three attributes in one row cost ~45% of three rows (10,000 records × 3
+ * attributes: 74 ms → 33 ms of index write and commit). A query finds the record's row; the
+ * attribute of a hit is the segment its matches fall in (fulltext-query.ts).
  *
- * Exactness: the index is written only by SQL triggers and by the schema hooks below, all
- * inside the transaction of the write that changes the text, so a commit that changes a
- * record also changes its index rows and a rollback undoes both. No path can skip it:
+ * Exactness: the index is written only by SQL triggers and by the schema hooks
+ * (fulltext-schema.ts), all inside the transaction of the write that changes the text, so a
+ * commit that changes a record also changes its index rows and a rollback undoes both. No
+ * path can skip it:
  * - record writes (create, update, bulk, delete, the relation cascades, a default backfill):
  *   AFTER INSERT/UPDATE/DELETE triggers on each record table (`objectTriggers`), so every
  *   statement that touches a row, whichever code path issues it, re-indexes that row;
  * - document titles (upload, rename, slot moves, deletes): triggers on `_ss_documents`;
  * - `_ss_fts` (external content over `_ss_search`) is written by the same statements' partners:
- *   every write to `_ss_search` in this file, trigger or function, is paired with the FTS5
- *   insert or 'delete' of the same rows (`ftsAdd` / `removeRows`), and nothing outside this
- *   file writes `_ss_search`. No trigger on `_ss_search` itself: a trigger runs per row even
- *   when a WHEN clause turns it off, ~10 ms per 30,000 rows of a bulk write;
+ *   every write to `_ss_search`, trigger or function, is paired with the FTS5 insert or
+ *   'delete' of the same rows (`ftsAdd` / `removeRows`), and nothing outside these files
+ *   writes `_ss_search`. No trigger on `_ss_search` itself: a trigger runs per row even when
+ *   a WHEN clause turns it off, ~10 ms per 30,000 rows of a bulk write;
  * - schema changes: the store calls `beforeSchemaChange` before its DDL (a dropped column
  *   must not be named by a trigger) and `afterAttributeChange` / `afterObjectRename` /
  *   `dropObjectIndex` after it, in the same transaction, so the triggers always name the
- *   current text-like attributes and the rows of an attribute that changed are rebuilt
- *   from the table as it now is.
+ *   current text-like attributes in the layout's order, and the rows of an object whose
+ *   indexed attributes changed are rebuilt from the table as it now is (fulltext-schema.ts).
  * Bulk writes (bulkInsertIndex, bulkUpdateIndex) gate their object's triggers off and index the
  * batch's rows in one set-based pass instead (see fulltext-bulk.ts `hold` for why the gate cannot leak); a bulk
  * delete keeps the trigger, whose per-row indexed delete is what a set-based one would do.
  * Concurrency: SQLite serialises write transactions (BEGIN IMMEDIATE), and a reader sees a
- * snapshot in which record tables and the index agree, because they commit together.
+ * snapshot in which record tables, the layout and the index agree, because they commit together.
  *
- * A record's rows are found by its rowid in its table (`record_rowid`), not by its UUID: a
- * batch's rowids ascend, so its 30,000 index entries append to the index's last page instead
- * of landing on random pages (37 ms → 18 ms CPU for 10,000 records × 3 attributes). The rowid
+ * A record's row is found by its rowid in its table (`record_rowid`), not by its UUID: a
+ * batch's rowids ascend, so its index entries append to the index's last page instead of
+ * landing on random pages (37 ms → 18 ms CPU for 10,000 records × 3 attributes). The rowid
  * of a record table (TEXT PRIMARY KEY, implicit rowid) is stable: no write moves a row (no
  * REPLACE), a table rebuild copies `_rowid_` (columns.ts), and VACUUM keeps the rowids of
  * a table that has an index, which every record table has (its primary key's).
@@ -49,8 +56,9 @@ import type { Db } from './database.js';
  * Bumped when the layout below changes: an older (or no) layout is rebuilt on start.
  * 3: `record_rowid` and its index replace the (object, record_id) and (object, attribute)
  * indexes; the gate table; no triggers on `_ss_search` (2 had them, gated).
+ * 4: one row per record (its attributes' text joined) and `_ss_search_layout`, not one per attribute.
  */
-export const SEARCH_LAYOUT = 3;
+export const SEARCH_LAYOUT = 4;
 
 const TABLES_SQL = `
 CREATE TABLE _ss_search (
@@ -58,15 +66,28 @@ CREATE TABLE _ss_search (
   object TEXT NOT NULL,
   record_id TEXT NOT NULL,
   record_rowid INTEGER,
-  attribute TEXT NOT NULL,
+  attribute TEXT,
   document_id TEXT,
   text TEXT NOT NULL
 );
 CREATE INDEX _ss_search_record ON _ss_search(object, record_rowid);
 CREATE INDEX _ss_search_document ON _ss_search(document_id) WHERE document_id IS NOT NULL;
 CREATE TABLE _ss_search_gate (object TEXT PRIMARY KEY) STRICT, WITHOUT ROWID;
+CREATE TABLE _ss_search_layout (object TEXT PRIMARY KEY, attributes TEXT NOT NULL) STRICT, WITHOUT ROWID;
 CREATE VIRTUAL TABLE _ss_fts USING fts5(text, content='_ss_search', content_rowid='id', tokenize='unicode61 remove_diacritics 2', prefix='2 3 4');
 `;
+
+/**
+ * Between two attributes' text in a record's row: U+E000, a private-use character, which
+ * unicode61 takes for a word of its own (it counts the Co category as token characters), so
+ * it holds a position and a quoted phrase never runs from one attribute into the next. No
+ * query can match it: a query's terms need a letter or digit, and the character is taken out
+ * of queries (fulltext-query.ts) and of the indexed values (`rowText`), so splitting a row's
+ * text at it gives back each attribute's text exactly.
+ */
+export const SEPARATOR = '\uE000';
+/** How the separator sits in a row's text: a word between spaces. */
+export const JOIN = ` ${SEPARATOR} `;
 
 /**
  * FTS5's `automerge` (https://sqlite.org/fts5.html#the_automerge_configuration_option): how many
@@ -83,7 +104,7 @@ const AUTOMERGE = 8;
 const setAutomerge = (db: Db): void => void db.exec(`INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('automerge', ${AUTOMERGE})`);
 
 /** The FTS5 entries of the `_ss_search` rows `where` selects: added after the rows are written. */
-const ftsAdd = (where: string): string => `INSERT INTO _ss_fts(rowid, text) SELECT id, text FROM _ss_search WHERE ${where}`;
+export const ftsAdd = (where: string): string => `INSERT INTO _ss_fts(rowid, text) SELECT id, text FROM _ss_search WHERE ${where}`;
 
 /**
  * Removing `_ss_search` rows: their FTS5 entries first (an external-content index is told the
@@ -112,45 +133,49 @@ END;
 `;
 
 /** A SQL string literal; names come validated (engine/model/names.ts), quoting is belt and braces. */
-const lit = (s: string): string => `'${s.replaceAll("'", "''")}'`;
+export const lit = (s: string): string => `'${s.replaceAll("'", "''")}'`;
 
 /** The indexed text of a column: a list's options joined (multiselect), any other text as is. */
-function textExpr(a: AttributeSpec, row: string): string {
+export function textExpr(a: AttributeSpec, row: string): string {
   const col = `${row}.${sqlIdent(a.name)}`;
   return isMultiValued(a) ? `(SELECT group_concat(value, ', ') FROM json_each(${col}))` : col;
+}
+
+/** A record's row text: each attribute of the layout (none empty-checked: an empty one is ''), joined. */
+function rowText(attrs: readonly AttributeSpec[], row: string): string {
+  return attrs.map((a) => `coalesce(replace(${textExpr(a, row)}, ${lit(SEPARATOR)}, ' '), '')`).join(` || ${lit(JOIN)} || `);
 }
 
 /** Trigger names derive from the table's (validated) name, so one object has one set. */
 const triggerIdent = (object: string, event: string): string => `"_ss_search_${event}_${tableIdent(object).slice(1)}`;
 
 /**
- * One INSERT … SELECT per text-like attribute of `o`, reading the row `row` (NEW in a trigger)
- * from `from`, restricted by `where`. `_rowid_`, never `rowid`: an attribute may be named
- * `rowid` and would hide SQLite's (columns.ts); no attribute name starts with `_`.
+ * The INSERT … SELECT of the rows of the records of `o` that `from` and `where` (a prefix of a
+ * WHERE clause, or '') select, reading each as `row` (NEW in a trigger): one per record that
+ * has any text. `_rowid_`, never `rowid`: an attribute may be named `rowid` and would hide
+ * SQLite's (columns.ts); no attribute name starts with `_`.
  */
-function insertRows(o: StoredObject, attrs: readonly AttributeSpec[], row: string, from: string, where = ''): string[] {
-  return attrs.map((a) => {
-    const t = textExpr(a, row);
-    return `INSERT INTO _ss_search(object, record_id, record_rowid, attribute, text) SELECT ${lit(o.name)}, ${row}.id, ${row}._rowid_, ${lit(a.name)}, ${t} FROM ${from} WHERE ${where}${t} IS NOT NULL AND ${t} <> ''`;
-  });
+function insertRows(o: StoredObject, attrs: readonly AttributeSpec[], row: string, from: string, where = ''): string {
+  // Every attribute empty leaves the separators alone: the one text such a row can have.
+  const empty = lit(attrs.slice(1).map(() => JOIN).join(''));
+  return `INSERT INTO _ss_search(object, record_id, record_rowid, text) SELECT ${lit(o.name)}, rid, rrowid, t FROM (SELECT ${row}.id AS rid, ${row}._rowid_ AS rrowid, ${rowText(attrs, row)} AS t FROM ${from} WHERE ${where}1) WHERE t <> ${empty}`;
 }
 
 // Which attributes are indexed is the registry's `fullText` (contract.md §3: text-like).
 export const textAttributes = (o: StoredObject): AttributeSpec[] => o.attributes.filter((a) => !a.system && isTextLike(a));
 
-function dropObjectTriggers(db: Db, object: string): void {
+export function dropObjectTriggers(db: Db, object: string): void {
   for (const e of ['ai', 'au', 'ad']) db.exec(`DROP TRIGGER IF EXISTS ${triggerIdent(object, e)}`);
 }
 
-/** The record table's triggers for its current text-like attributes (none: no triggers). */
-function objectTriggers(db: Db, o: StoredObject): void {
+/** The record table's triggers for the layout `attrs` (none: no triggers). */
+export function objectTriggers(db: Db, o: StoredObject, attrs: readonly AttributeSpec[]): void {
   dropObjectTriggers(db, o.name);
-  const attrs = textAttributes(o);
   if (attrs.length === 0) return;
   const table = tableIdent(o.name);
   // One row read per statement: `FROM (SELECT 1)` gives the trigger's NEW a row to select from.
-  const inserts = [...insertRows(o, attrs, 'new', '(SELECT 1)'), ftsAdd(`object = ${lit(o.name)} AND record_rowid = new._rowid_`)].map((s) => `${s};`).join('\n  ');
-  // Document rows carry no record_rowid, so this removes the record's attribute rows only.
+  const inserts = [insertRows(o, attrs, 'new', '(SELECT 1)'), ftsAdd(`object = ${lit(o.name)} AND record_rowid = new._rowid_`)].map((s) => `${s};`).join('\n  ');
+  // Document rows carry no record_rowid, so this removes the record's row only.
   const del = removeRows(`object = ${lit(o.name)} AND record_rowid = old._rowid_`).map((s) => `${s};`).join('\n  ');
   // While a bulk write of this object holds the gate, it indexes its rows itself (fulltext-bulk.ts).
   const open = `WHEN NOT EXISTS (SELECT 1 FROM _ss_search_gate WHERE object = ${lit(o.name)})`;
@@ -170,123 +195,59 @@ function objectTriggers(db: Db, o: StoredObject): void {
  * text: no statement mode (pluck, raw) may be set on one; a value is read by its column.
  */
 export type Prepare = (sql: string) => Statement;
-const direct = (db: Db): Prepare => (sql) => db.prepare(sql);
+export const direct = (db: Db): Prepare => (sql) => db.prepare(sql);
+
+/** The attribute names an object's rows are laid out by, as stored (none: no layout yet). */
+export function storedLayout(prepare: Prepare, object: string): string[] | undefined {
+  const row = prepare('SELECT attributes FROM _ss_search_layout WHERE object = ?').get(object) as { attributes?: unknown } | undefined;
+  if (row === undefined) return undefined;
+  const names: unknown = typeof row.attributes === 'string' ? JSON.parse(row.attributes) : undefined;
+  if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) throw new Error(`the search layout of ${object} is unreadable: delete _ss_meta.search_layout to rebuild the index`);
+  return names;
+}
+
+/** The specs of a layout's names in `o`: every one must be a text-like attribute of it. */
+export function layoutAttributes(o: StoredObject, names: readonly string[]): AttributeSpec[] {
+  return names.map((n) => {
+    const a = o.attributes.find((x) => x.name === n);
+    if (!a || a.system || !isTextLike(a)) throw new Error(`the search layout of ${o.name} names ${n}, which is not an indexed attribute`);
+    return a;
+  });
+}
+
+/** The layout `o`'s rows are written by now (for a bulk write's pass). */
+export const currentLayout = (prepare: Prepare, o: StoredObject): AttributeSpec[] => layoutAttributes(o, storedLayout(prepare, o.name) ?? []);
+
+export function writeLayout(db: Db, object: string, names: readonly string[]): void {
+  if (names.length === 0) db.prepare('DELETE FROM _ss_search_layout WHERE object = ?').run(object);
+  else db.prepare('INSERT INTO _ss_search_layout (object, attributes) VALUES (?, ?) ON CONFLICT(object) DO UPDATE SET attributes = excluded.attributes').run(object, JSON.stringify(names));
+}
 
 /**
- * Index `attrs` of the records of `o` that `where` (a prefix of a WHERE clause over `r`, with
- * its parameters) selects: one INSERT … SELECT per attribute into `_ss_search`, then one into
- * the FTS table for every row that added. The new `_ss_search` rows are those above its largest
- * id before: SQLite numbers a new row max + 1 (picking at random only once 2^63 - 1 is taken,
- * refused below), and nothing else writes `_ss_search` between the statements.
+ * Index the records of `o` that `where` (a prefix of a WHERE clause over `r`, with its
+ * parameters) selects, by the layout `attrs`: one INSERT … SELECT into `_ss_search`, then one
+ * into the FTS table for every row that added. The new `_ss_search` rows are those above its
+ * largest id before: SQLite numbers a new row max + 1 (picking at random only once 2^63 - 1 is
+ * taken, refused below), and nothing else writes `_ss_search` between the statements.
  */
 export function indexRows(prepare: Prepare, o: StoredObject, attrs: readonly AttributeSpec[], where: string, ...params: unknown[]): void {
+  if (attrs.length === 0) return;
   const top = (prepare('SELECT COALESCE(MAX(id), 0) AS n FROM _ss_search').get() as { n?: unknown } | undefined)?.n;
   if (typeof top !== 'number' || !Number.isSafeInteger(top)) throw new Error('the search index ran out of row ids: delete _ss_meta.search_layout to rebuild it');
-  for (const sql of insertRows(o, attrs, 'r', `${tableIdent(o.name)} AS r`, where)) prepare(sql).run(...params);
+  prepare(insertRows(o, attrs, 'r', `${tableIdent(o.name)} AS r`, where)).run(...params);
   prepare(ftsAdd('id > ?')).run(top);
 }
 
-/** Index the stored values of some attributes of `o`, every record. */
-function fillAttributes(db: Db, o: StoredObject, attrs: readonly AttributeSpec[]): void {
-  if (attrs.length > 0) indexRows(direct(db), o, attrs, '');
-}
-
 /**
- * The objects of a push whose triggers are down (FulltextPort.schemaBatch), by name: as the
- * last hook left them, or null between beforeSchemaChange and the hook after the DDL. Each
- * DDL statement scans the whole `sqlite_schema`, whose 3 triggers per object make it large
- * (a 1,000-object schema: ~1.4 MB of trigger SQL); dropping and making the triggers once per
- * object and push instead of per attribute change saves six such statements per change.
- *
- * `standing`: objects whose triggers beforeSchemaChange left in place, because the DDL that
- * follows may take them for free: a table rebuild (sqlite/columns.ts) drops the table, and
- * its triggers with it, in the one scan DROP TABLE makes anyway, where dropping them first
- * costs three more scans. An ALTER TABLE needs them gone first (DROP COLUMN refuses a column
- * a trigger names): the backend calls beforeAlterTable right before each. Standing triggers
- * name the table's columns as they were; they are gated meanwhile (beforeSchemaChange), so
- * a push step's record writes (a default's backfill) fire no re-indexing: afterAttributeChange
- * re-reads the changed attribute from the table, and the batch's end drops whatever still
- * stands before making the triggers again.
+ * The rows of `o`'s records made again from its table by its current text attributes (in
+ * their order, which becomes the layout), and its triggers: after a change of what it indexes.
  */
-export interface TriggerBatch {
-  objects: Map<string, StoredObject | null>;
-  standing: Set<string>;
-}
-
-export const newTriggerBatch = (): TriggerBatch => ({ objects: new Map(), standing: new Set() });
-
-/** Before DDL on an object's table: no trigger may name a column about to go (in a batch: see TriggerBatch). */
-export function beforeSchemaChange(db: Db, object: string, batch?: TriggerBatch): void {
-  if (!batch) {
-    dropObjectTriggers(db, object);
-    return;
-  }
-  if (batch.objects.has(object)) return; // down (or standing) since an earlier change of this push
-  batch.objects.set(object, null);
-  batch.standing.add(object);
-  // Standing, but gated (the bulk writes' gate, fulltext-bulk.ts): a push step's record writes
-  // (a default's backfill) would re-index every text attribute of each row it touches, and
-  // afterAttributeChange refills the one that changed anyway (50,000 rows: 1.8 s against
-  // 0.36 s). A row of this transaction, gone at the batch's end or with a rollback.
-  db.prepare('INSERT INTO _ss_search_gate (object) VALUES (?) ON CONFLICT DO NOTHING').run(object);
-}
-
-/** Right before an ALTER TABLE of the object's table: triggers left standing go now. */
-export function beforeAlterTable(db: Db, object: string, batch?: TriggerBatch): void {
-  if (batch?.standing.delete(object)) dropObjectTriggers(db, object);
-}
-
-/** The triggers of `o` as it is now, or, in a batch, when the batch ends. */
-function restoreTriggers(db: Db, o: StoredObject, batch: TriggerBatch | undefined): void {
-  if (batch) batch.objects.set(o.name, o);
-  else objectTriggers(db, o);
-}
-
-/** The end of a push's schema changes: the triggers of every object it touched, made once. */
-export function endTriggerBatch(db: Db, batch: TriggerBatch): void {
-  // Every gate beforeSchemaChange set (under the names objects had then: a rename moves on).
-  // No bulk write shares a push's transaction, so no other gate is held.
-  db.prepare('DELETE FROM _ss_search_gate').run();
-  for (const [name, o] of batch.objects) {
-    // Every DDL path pairs beforeSchemaChange with a hook after it; an object left without
-    // its triggers would go unindexed, so the push fails (and rolls back) instead.
-    if (!o) throw new Error(`the search triggers of ${name} were dropped and not made again`);
-    // objectTriggers drops any still standing (DROP TRIGGER IF EXISTS: no scan for one that is gone).
-    objectTriggers(db, o);
-  }
-}
-
-/**
- * After an object was created or one of its attributes added, changed, renamed or dropped
- * (`o` as it is now): the rows of the attribute under its old name go, the rows under its
- * new name are rebuilt from the table, and the triggers are made again.
- */
-export function afterAttributeChange(db: Db, o: StoredObject, oldName: string | undefined, newName: string | undefined, batch?: TriggerBatch): void {
-  for (const n of new Set([oldName, newName])) {
-    // By the (object, record_rowid) index: a schema change reads the object's rows once, and
-    // no third index slows every record write for it. Document rows have no record_rowid.
-    if (n !== undefined) for (const sql of removeRows('object = ? AND record_rowid IS NOT NULL AND attribute = ?')) db.prepare(sql).run(o.name, n);
-  }
-  const now = newName === undefined ? undefined : o.attributes.find((a) => a.name === newName);
-  if (now && !now.system && isTextLike(now)) fillAttributes(db, o, [now]);
-  // Document titles follow their slot by the _ss_documents triggers (the files engine moves
-  // or deletes the rows itself); the record triggers name only record columns.
-  restoreTriggers(db, o, batch);
-}
-
-export function afterObjectRename(db: Db, from: string, o: StoredObject, batch?: TriggerBatch): void {
-  dropObjectTriggers(db, from);
-  batch?.objects.delete(from);
-  batch?.standing.delete(from);
-  db.prepare('UPDATE _ss_search SET object = ? WHERE object = ?').run(o.name, from);
-  restoreTriggers(db, o, batch);
-}
-
-export function dropObjectIndex(db: Db, object: string, batch?: TriggerBatch): void {
-  batch?.objects.delete(object);
-  batch?.standing.delete(object);
-  dropObjectTriggers(db, object);
-  for (const sql of removeRows('object = ?')) db.prepare(sql).run(object);
+export function rebuildObjectRows(db: Db, o: StoredObject): AttributeSpec[] {
+  for (const sql of removeRows('object = ? AND record_rowid IS NOT NULL')) db.prepare(sql).run(o.name);
+  const attrs = textAttributes(o);
+  indexRows(direct(db), o, attrs, '');
+  writeLayout(db, o.name, attrs.map((a) => a.name));
+  return attrs;
 }
 
 /**
@@ -313,8 +274,7 @@ function rebuildSearchIndex(db: Db, objects: Iterable<StoredObject>): void {
   }[];
   for (const t of old.filter((x) => x.type === 'trigger')) db.exec(`DROP TRIGGER IF EXISTS "${t.name.replaceAll('"', '""')}"`);
   db.exec('DROP TABLE IF EXISTS _ss_fts');
-  db.exec('DROP TABLE IF EXISTS _ss_search');
-  db.exec('DROP TABLE IF EXISTS _ss_search_gate');
+  for (const t of ['_ss_search', '_ss_search_gate', '_ss_search_layout']) db.exec(`DROP TABLE IF EXISTS ${t}`);
   db.exec(TABLES_SQL);
   setAutomerge(db);
   const hasDocuments = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = '_ss_documents'").get() !== undefined;
@@ -323,10 +283,7 @@ function rebuildSearchIndex(db: Db, objects: Iterable<StoredObject>): void {
     db.exec('INSERT INTO _ss_search(object, record_id, attribute, document_id, text) SELECT object, record_id, attribute, id, title FROM _ss_documents');
     db.exec(ftsAdd('document_id IS NOT NULL'));
   }
-  for (const o of objects) {
-    fillAttributes(db, o, textAttributes(o));
-    objectTriggers(db, o);
-  }
+  for (const o of objects) objectTriggers(db, o, rebuildObjectRows(db, o));
 }
 
 /** The documents table appeared after the index (a store opened with files later): add its triggers. */
