@@ -84,12 +84,16 @@ export async function runFulltext(ex: Executor, input: FulltextInput): Promise<S
   for (;;) {
     // A record's attribute rows are one group (document_id NULL), each document title one:
     // the group must match every term; its best row (by ts_rank against any term) is the hit.
-    const rows = await ex.all<Row>(
-      `SELECT (array_agg(x.id ORDER BY x.rank DESC, x.id))[1] AS id, x.object, x.record_id, (array_agg(x.attribute ORDER BY x.rank DESC, x.id))[1] AS attribute, max(x.rank) AS rank ` +
-        `FROM (SELECT s.id, s.object, s.record_id, s.document_id, s.attribute, ts_rank(s.tsv, q.q, 1) AS rank, ${matches} FROM _ss_search s, ${terms} WHERE s.tsv @@ q.q${scope}) x ` +
-        `GROUP BY x.object, x.record_id, x.document_id HAVING ${q.every} ORDER BY rank DESC, id LIMIT ?`,
-      [...q.params, ...scopeParams, fetch],
-    );
+    // One term needs no grouping: a group matches when a row does, and its best row is the
+    // best of the rows (the dedup below keeps it), so a one-word search ranks rows directly.
+    const matching = `FROM _ss_search s, ${terms} WHERE s.tsv @@ q.q${scope}`;
+    const sql =
+      q.params.length === 1
+        ? `SELECT s.id, s.object, s.record_id, s.attribute, ts_rank(s.tsv, q.q, 1) AS rank ${matching} ORDER BY rank DESC, s.id LIMIT ?`
+        : `SELECT (array_agg(x.id ORDER BY x.rank DESC, x.id))[1] AS id, x.object, x.record_id, (array_agg(x.attribute ORDER BY x.rank DESC, x.id))[1] AS attribute, max(x.rank) AS rank ` +
+          `FROM (SELECT s.id, s.object, s.record_id, s.document_id, s.attribute, ts_rank(s.tsv, q.q, 1) AS rank, ${matches} ${matching}) x ` +
+          `GROUP BY x.object, x.record_id, x.document_id HAVING ${q.every} ORDER BY rank DESC, id LIMIT ?`;
+    const rows = await ex.all<Row>(sql, [...q.params, ...scopeParams, fetch]);
     hits.clear();
     for (const r of rows) {
       const key = `${r.object}\u0000${r.record_id}`;
