@@ -1,6 +1,6 @@
 import type { Executor, FulltextInput } from '../port.js';
 import type { SearchHit } from '../../model/search-hit.js';
-import { unmark } from '../sqlite/fulltext-query.js';
+import { CLOSE, OPEN, queryTerms, unmark } from '../sql/search-text.js';
 
 /**
  * Running a cross-object search (contract.md §3) against the index fulltext.ts keeps.
@@ -25,11 +25,8 @@ const CONFIG = "'schemasync_search'";
 function tsQuery(query: string): { terms: string; any: string; every: string; params: string[] } | null {
   const parts: string[] = [];
   const params: string[] = [];
-  for (const m of query.replaceAll('\uE000', ' ').matchAll(/"([^"]*)"?|([^\s"]+)/gu)) {
-    const phrase = m[1];
-    const text = phrase ?? m[2] ?? '';
-    if (!/[\p{L}\p{N}]/u.test(text)) continue;
-    parts.push(phrase !== undefined ? `phraseto_tsquery(${CONFIG}, ?::text)` : '_ss_prefix_tsquery(?::text)');
+  for (const { text, phrase } of queryTerms(query)) {
+    parts.push(phrase ? `phraseto_tsquery(${CONFIG}, ?::text)` : '_ss_prefix_tsquery(?::text)');
     params.push(text);
   }
   if (parts.length === 0) return null;
@@ -42,9 +39,6 @@ function tsQuery(query: string): { terms: string; any: string; every: string; pa
   };
 }
 
-/** Markers for ts_headline: control characters the stored text is checked not to hold. */
-const OPEN = '\u0001';
-const CLOSE = '\u0002';
 /**
  * ts_headline drops what its parser takes for an HTML tag (`<b>` becomes a space), but the
  * record's text must come back as it is (contract §3: no markup added, none taken away):

@@ -1,7 +1,8 @@
 import type { FulltextInput } from '../port.js';
 import type { Db } from './database.js';
 import type { SearchHit } from '../../model/search-hit.js';
-import { JOIN, SEPARATOR } from './fulltext.js';
+import { JOIN } from './fulltext.js';
+import { CLOSE, OPEN, queryTerms, unmark } from '../sql/search-text.js';
 
 /**
  * Running a cross-object search (contract.md §3) against the index fulltext.ts keeps.
@@ -10,44 +11,14 @@ import { JOIN, SEPARATOR } from './fulltext.js';
  * exactly) and bare words (matched by prefix), and every one is sent as an FTS5 string
  * (double quotes doubled), so `*`, `^`, `:`, `NEAR`, `AND`, parentheses are plain text and
  * no query can be an FTS5 syntax error. A term with no letter or digit has no token to
- * match and is left out; a query left with no term finds nothing. The separator between a
- * record's attributes (fulltext.ts SEPARATOR) is a space here, so no phrase can hold it.
+ * match and is left out; a query left with no term finds nothing (sql/search-text.ts queryTerms).
  */
 
 /** The FTS5 expression for a user query, or null when it has no searchable term. */
 function ftsExpression(query: string): string | null {
-  const terms: string[] = [];
-  const re = /"([^"]*)"?|([^\s"]+)/gu;
-  for (const m of query.replaceAll(SEPARATOR, ' ').matchAll(re)) {
-    const phrase = m[1];
-    const word = m[2];
-    const text = phrase ?? word ?? '';
-    if (!/[\p{L}\p{N}]/u.test(text)) continue;
-    const quoted = `"${text.replaceAll('"', '""')}"`;
-    terms.push(phrase !== undefined ? quoted : `${quoted}*`);
-  }
+  const terms = queryTerms(query).map(({ text, phrase }) => `"${text.replaceAll('"', '""')}"${phrase ? '' : '*'}`);
   return terms.length === 0 ? null : terms.join(' ');
 }
-
-/** Markers for snippet(): control characters the stored text is checked not to hold. */
-const OPEN = '\u0001';
-const CLOSE = '\u0002';
-
-/** A marked snippet → plain text and the [start, end) offsets (UTF-16, as JS strings index). */
-export function unmark(marked: string): { snippet: string; highlights: [number, number][] } {
-  let out = '';
-  const highlights: [number, number][] = [];
-  let start = -1;
-  for (const ch of marked) {
-    if (ch === OPEN) start = out.length;
-    else if (ch === CLOSE) {
-      if (start >= 0 && out.length > start) highlights.push([start, out.length]);
-      start = -1;
-    } else out += ch;
-  }
-  return { snippet: out, highlights };
-}
-
 
 /** About the words FTS5's snippet() would show (24 tokens): one fragment around the best match. */
 const WINDOW = 24;

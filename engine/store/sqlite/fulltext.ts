@@ -5,6 +5,7 @@ import type { StoredObject } from '../../model/stored.js';
 import { tableIdent } from '../sql/idents.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './database.js';
+import { SEPARATOR } from '../sql/search-text.js';
 
 /**
  * The cross-object full-text index (contract.md §3 "Cross-object search").
@@ -77,15 +78,15 @@ CREATE TABLE _ss_search_layout (object TEXT PRIMARY KEY, attributes TEXT NOT NUL
 CREATE VIRTUAL TABLE _ss_fts USING fts5(text, content='_ss_search', content_rowid='id', tokenize='unicode61 remove_diacritics 2', prefix='2 3 4');
 `;
 
-/**
- * Between two attributes' text in a record's row: U+E000, a private-use character, which
+/*
+ * SEPARATOR, between two attributes' text in a record's row: U+E000, a private-use character, which
  * unicode61 takes for a word of its own (it counts the Co category as token characters), so
  * it holds a position and a quoted phrase never runs from one attribute into the next. No
  * query can match it: a query's terms need a letter or digit, and the character is taken out
- * of queries (fulltext-query.ts) and of the indexed values (`rowText`), so splitting a row's
+ * of queries (sql/search-text.ts queryTerms) and of the indexed values (`rowText`), so splitting a row's
  * text at it gives back each attribute's text exactly.
  */
-export const SEPARATOR = '\uE000';
+
 /** How the separator sits in a row's text: a word between spaces. */
 export const JOIN = ` ${SEPARATOR} `;
 
