@@ -73,6 +73,14 @@ export interface TransactionOptions {
    * no longer exists is skipped by trying without the lock. Correctness never rests on it.
    */
   waitFor?: () => readonly string[];
+  /**
+   * A table (quoted identifier) that every write of this kind locks in a mode that conflicts
+   * with itself, at each try's start and before its snapshot, so no two such writes run at
+   * once and each sees the one before it committed. PostgreSQL: SHARE ROW EXCLUSIVE, which
+   * readers of the table (ACCESS SHARE) and row locks of foreign keys pass. A driver that
+   * serialises every write (SQLite) ignores it.
+   */
+  oneAtATime?: string;
 }
 
 export interface Driver extends Executor {

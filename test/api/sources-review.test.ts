@@ -75,6 +75,23 @@ describe('planHash and expectPlan', () => {
     const history = (await s.call('GET', '/schema/sources/crm/history')).body.data;
     expect(history.map((h: { version: number }) => h.version)).toEqual([2, 1]);
   });
+
+  // Pushes run one at a time (engine/store/sql/write-policy.ts schemaWrite): on PostgreSQL,
+  // retried pushes used to deadlock over the record table's locks again and again (one round
+  // in three hung for over 15 s on a busy machine). Each round is a fresh source and object.
+  it('round after round of three concurrent pushes of one reviewed plan: one applies, two are refused, none hangs', async () => {
+    s = await startTestServer();
+    for (let round = 0; round < 8; round++) {
+      const decl = (withAmount: boolean): Decl => ({ objects: { [`deal${round}`]: { attributes: { title: { type: 'text' }, ...(withAmount ? { amount: { type: 'number' } } : {}) } } }, views: {} });
+      const push = (body: Record<string, unknown>) => s!.call('PUT', `/schema/sources/crm${round}`, { body });
+      expect((await push({ declaration: decl(true) })).status).toBe(200);
+      expect((await s.call('POST', `/records/deal${round}`, { body: { title: 'a', amount: 5 } })).status).toBe(201);
+      const reviewed = (await push({ declaration: decl(false), dryRun: true })).body.data.plan.planHash as string;
+      const body = { declaration: decl(false), allowDestructive: [`deal${round}.amount`], expectPlan: reviewed };
+      const answers = await Promise.all([push(body), push(body), push(body)]);
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409]);
+    }
+  });
 });
 
 describe('push history', () => {

@@ -151,7 +151,8 @@ export class PostgresDriver implements Driver {
   async transaction<T>(fn: (tx: Executor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       // A retry waits for the writers of `waitFor` instead of racing them again (port.ts).
-      const lock = attempt > 1 ? (options.waitFor?.() ?? []) : [];
+      const wait = attempt > 1 ? (options.waitFor?.() ?? []) : [];
+      const lock = [...(options.oneAtATime === undefined ? [] : [`LOCK TABLE ${options.oneAtATime} IN SHARE ROW EXCLUSIVE MODE`]), ...(wait.length > 0 ? [`LOCK TABLE ${wait.join(', ')} IN SHARE MODE`] : [])];
       try {
         return await this.once('BEGIN ISOLATION LEVEL SERIALIZABLE', fn, lock);
       } catch (err) {
@@ -222,14 +223,15 @@ export class PostgresDriver implements Driver {
    * so the catalog token is read inside the very transaction that does the work, as
    * engine/store/sql/catalog.ts requires). On a database not set up yet (the setup
    * transaction on first start creates `_ss_meta`) the read fails with undefined_table, as
-   * the LOCK of a retry does when a table it names was dropped meanwhile: that one
+   * a LOCK does when a table it names is missing (a record table dropped meanwhile): that one
    * transaction begins again without either.
    */
   private async begin(client: pg.PoolClient, begin: string, lock: readonly string[]): Promise<Opened | undefined> {
     const opening = this.opening;
     // LOCK takes no snapshot: the opening read after it takes the transaction's, so the
     // transaction sees every write it waited for (port.ts TransactionOptions.waitFor).
-    const parts = [begin, ...(lock.length > 0 ? [`LOCK TABLE ${lock.join(', ')} IN SHARE MODE`] : []), ...(opening === undefined ? [] : [opening])];
+    // `lock`: whole LOCK statements, in the order every writer takes them (transaction()).
+    const parts = [begin, ...lock, ...(opening === undefined ? [] : [opening])];
     if (parts.length === 1) {
       await client.query(begin);
       return undefined;

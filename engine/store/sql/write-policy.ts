@@ -23,7 +23,15 @@ import { tableIdent } from './idents.js';
 export const RECORD_WRITE = { group: true } as const;
 
 /**
- * Schema writes (a push, the schema routes' object and attribute changes). A retried try
+ * Schema writes (a push, the schema routes' object and attribute changes) run one at a time
+ * (TransactionOptions.oneAtATime on `_ss_objects`, which only schema writes write; record
+ * writes read it and go on). Without it, concurrent pushes on PostgreSQL could deadlock over
+ * and over: each retried try holds SHARE on the record tables (below) and then needs ACCESS
+ * EXCLUSIVE on one for its DDL, which another retried push's SHARE blocks; PostgreSQL breaks
+ * each cycle after deadlock_timeout (1 s), the victim's retry takes SHARE again, and three CI
+ * jobs pushing one reviewed plan went on so for over 30 s (test/api/sources-review.test.ts).
+ * Queued at the start instead, the second push begins after the first commits, sees it, and
+ * answers at once (a reviewed plan that already applied: 409). A retried try
  * waits for the record writes of every object the process knows (TransactionOptions.waitFor):
  * on PostgreSQL a push reads record tables (its data checks, backfills, conversions) and
  * bumps the catalog token, which every create reads, so under a steady stream of creates
@@ -37,5 +45,5 @@ export const RECORD_WRITE = { group: true } as const;
  * (postgres/driver.ts).
  */
 export function schemaWrite(catalog: Catalog): TransactionOptions {
-  return { waitFor: () => catalog.knownNames().map((name) => tableIdent(name)) };
+  return { waitFor: () => catalog.knownNames().map((name) => tableIdent(name)), oneAtATime: '_ss_objects' };
 }
