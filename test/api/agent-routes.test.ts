@@ -1,3 +1,4 @@
+import { clearOfMinuteEnd } from '../support/minute-window.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchemaClient, ServiceRequestError } from '../../engine/sdk/index.js';
 import { expectError, startTestServer, type TestServer } from './helpers.js';
@@ -14,6 +15,7 @@ afterAll(async () => s.close());
 
 describe('agent chat and stream', () => {
   it('answer 503 CONFIGURATION_REQUIRED (masked message), need a key, and count in the AI bucket of 5 a minute', async () => {
+    await clearOfMinuteEnd();
     expectError(await s.call('POST', '/agent/chat', { body: { message: 'hello' } }), { status: 503, code: 'CONFIGURATION_REQUIRED', message: 'Internal server error' });
     expectError(await s.call('GET', '/agent/stream'), { status: 503, code: 'CONFIGURATION_REQUIRED', message: 'Internal server error' });
     // Whatever the body, the capability is missing: 503, not a 400 about the body.

@@ -1,3 +1,4 @@
+import { clearOfMinuteEnd } from '../support/minute-window.js';
 import Database from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -264,6 +265,7 @@ describe('POST /upload/:objectName/:recordId/:attribute and documents', () => {
   it('uploads count in the upload rate bucket (20/min hosted; 2 here), reads do not', async () => {
     // The second server shares the store and must not close it.
     const limited = await startTestServer({ store: { ...srv.store, close: async () => undefined }, dataDir: dir, rateLimit: { limits: { upload: 2 } } });
+    await clearOfMinuteEnd();
     try {
       const send = async () => {
         const form = new FormData();

@@ -1,3 +1,4 @@
+import { clearOfMinuteEnd } from '../support/minute-window.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -290,6 +291,7 @@ describe('the HTTP mount', () => {
 
   it("charges a tool's API calls to the caller's own rate-limit bucket", async () => {
     const limited = await startTestServer({ rateLimit: { limits: { default: 4 } } });
+    await clearOfMinuteEnd();
     // Raw JSON-RPC POSTs (a stateless endpoint needs no initialize), so the count is exact.
     const call = async (id: number) => {
       const res = await fetch(`${limited.base}/mcp`, {

@@ -1,3 +1,4 @@
+import { clearOfMinuteEnd } from '../support/minute-window.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -228,9 +229,7 @@ describe.skipIf(!onPostgres())('the rate-limit buckets of three processes on one
   });
 
   it('one client IP over the default bucket across the three gets 429: exactly 100 pass in a minute', async () => {
-    // The windows are the clock's minutes: do not straddle one.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 200));
+    await clearOfMinuteEnd();
     const owner = procs[0]!.ownerKey;
     const answers: Answer[] = [];
     // 150 requests, 50 per process, ten at a time.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, startTestServer, type TestServer } from './helpers.js';
 import { mulberry32 } from '../support/random.js';
+import { clearOfMinuteEnd } from '../support/minute-window.js';
 import type { SearchHit } from '../../engine/model/search-hit.js';
 
 // Cross-object search (contract.md §3 "Cross-object search", issue 17): a real server on
@@ -297,6 +298,7 @@ describe('rate limit', () => {
   it('POST /search and GET /global-search share the global-search bucket (30 per minute)', async () => {
     const r = await startTestServer({ rateLimit: true });
     try {
+      await clearOfMinuteEnd();
       for (let i = 0; i < 15; i++) {
         expect((await r.call('POST', '/search', { body: { query: 'x' } })).status).toBe(200);
         expect((await r.call('GET', '/global-search?q=x')).status).toBe(200);

@@ -1,3 +1,4 @@
+import { clearOfMinuteEnd } from '../support/minute-window.js';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -144,6 +145,7 @@ describe('against a local server', () => {
     const limited = await serve([]);
     const key = keyOf(servers.length - 1);
     // the default bucket is 100 per client and minute (contract.md §3 "Rate limits")
+    await clearOfMinuteEnd();
     let status = 0;
     for (let i = 0; i < 101 && status !== 429; i++) {
       status = (await fetch(`${limited}/keys`, { headers: { authorization: `Bearer ${key}` } })).status;
