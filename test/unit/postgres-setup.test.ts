@@ -42,7 +42,7 @@ describe('PostgreSQL setup', () => {
     const tables = await d!.all<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
     expect(tables.map((t) => t.tablename)).toEqual([
       '_ss_attributes', '_ss_documents', '_ss_files', '_ss_idempotency', '_ss_keys', '_ss_meta', '_ss_objects',
-      '_ss_rate', '_ss_roles', '_ss_search', '_ss_source_history', '_ss_sources', '_ss_views',
+      '_ss_rate', '_ss_roles', '_ss_search', '_ss_search_layout', '_ss_source_history', '_ss_sources', '_ss_views',
     ]);
     expect(await d!.get("SELECT value FROM _ss_meta WHERE key = 'schema_version'")).toEqual({ value: String(LAYOUT_VERSION) });
   });

@@ -21,7 +21,7 @@ import {
   type TriggerBatch,
 } from './fulltext-schema.js';
 import { bulkInsertIndex, bulkUpdateIndex } from './fulltext-bulk.js';
-import { isTextLike } from '../../model/types/registry.js';
+import { textAttributes } from '../sql/search-layout.js';
 import { runFulltext } from './fulltext-query.js';
 
 /**
@@ -99,7 +99,7 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
       const index =
         write.kind === 'create'
           ? bulkInsertIndex(db, o, write.ids, prepare)
-          : bulkUpdateIndex(db, o, write.ids, o.attributes.some((a) => !a.system && isTextLike(a) && write.attributes.includes(a.name)), prepare);
+          : bulkUpdateIndex(db, o, write.ids, textAttributes(o).some((a) => write.attributes.includes(a.name)), prepare);
       return Promise.resolve({ finish: () => sync(() => index.finish()) });
     },
     query: (_ex, input) => Promise.resolve(runFulltext(db, input)),

@@ -1,8 +1,7 @@
 import type { FulltextInput } from '../port.js';
 import type { Db } from './database.js';
 import type { SearchHit } from '../../model/search-hit.js';
-import { JOIN } from './fulltext.js';
-import { CLOSE, OPEN, queryTerms, unmark } from '../sql/search-text.js';
+import { CLOSE, fragment, JOIN, OPEN, queryTerms, shownSegment, unmark } from '../sql/search-text.js';
 
 /**
  * Running a cross-object search (contract.md §3) against the index fulltext.ts keeps.
@@ -20,56 +19,17 @@ function ftsExpression(query: string): string | null {
   return terms.length === 0 ? null : terms.join(' ');
 }
 
-/** About the words FTS5's snippet() would show (24 tokens): one fragment around the best match. */
-const WINDOW = 24;
-
-/**
- * The fragment of a marked text FTS5's snippet() would give: all of it when it is short,
- * else WINDOW words starting a few before the place that holds the most highlighted words,
- * with `…` where it was cut. Words are runs of non-space (a mark sits inside one, or spans a
- * phrase's words: a window never ends inside an open mark).
- */
-export function fragment(marked: string): string {
-  const words = [...marked.matchAll(/\S+/gu)].map((m) => ({ start: m.index, end: m.index + m[0].length, hit: m[0].includes(OPEN) }));
-  if (words.length <= WINDOW) return marked.trim();
-  let best = 0;
-  let most = -1;
-  for (let i = 0; i < words.length; i++) {
-    if (!words[i]!.hit) continue;
-    const from = Math.max(0, Math.min(i - 3, words.length - WINDOW));
-    const n = words.slice(from, from + WINDOW).filter((w) => w.hit).length;
-    if (n > most) [best, most] = [from, n];
-  }
-  let last = Math.min(words.length, best + WINDOW) - 1;
-  const inside = (i: number): boolean => marked.lastIndexOf(OPEN, words[i]!.end) > marked.lastIndexOf(CLOSE, words[i]!.end);
-  while (last < words.length - 1 && inside(last)) last++;
-  const text = marked.slice(words[best]!.start, words[last]!.end);
-  return `${best > 0 ? '…' : ''}${text}${last < words.length - 1 ? '…' : ''}`;
-}
-
 /**
  * The attribute a hit is shown in and its marked fragment. A document's row is its title; a
- * record's row is its attributes' text in `layout` order (fulltext.ts): the hit's attribute is
- * the segment whose words are most often highlighted (matched words per word, the first of
- * equals), as bm25 over one row per attribute ranked them: a name that is the match beats a
- * long note that mentions it twice. A text that holds the markers itself is shown unmarked
- * (its own control characters taken out), in its first non-empty attribute.
+ * record's row is its attributes' text in `layout` order (fulltext.ts), split at the separator
+ * (sql/search-text.ts shownSegment picks the attribute). A text that holds the markers itself
+ * is shown unmarked (its own control characters taken out).
  */
 function shown(marked: string, text: string, attribute: string | null, layout: readonly string[]): { attribute: string; marked: string } {
   const plain = text.includes(OPEN) || text.includes(CLOSE);
   const source = plain ? text.replaceAll(OPEN, '').replaceAll(CLOSE, '') : marked;
   if (attribute !== null) return { attribute, marked: fragment(source) };
-  const segments = source.split(JOIN);
-  let best = plain ? segments.findIndex((t) => t !== '') : 0;
-  let most = -1;
-  if (!plain) {
-    segments.forEach((t, i) => {
-      const hits = t.split(OPEN).length - 1;
-      const density = hits === 0 ? 0 : hits / Math.max(1, t.split(/\s+/u).filter(Boolean).length);
-      if (density > most) [best, most] = [i, density];
-    });
-  }
-  return { attribute: layout[Math.max(0, best)] ?? layout[0] ?? '', marked: fragment(segments[Math.max(0, best)] ?? '') };
+  return shownSegment(source.split(JOIN), layout, plain);
 }
 
 /**

@@ -1,25 +1,11 @@
 import type { StoredObject } from '../../model/stored.js';
-import { isTextLike } from '../../model/types/registry.js';
 import { tableIdent } from '../sql/idents.js';
+import { keptLayout, layoutAttributes, noteLayoutChange, pendingLayout, type PendingLayout } from '../sql/search-layout.js';
 import type { Db } from './database.js';
-import { direct, dropObjectTriggers, layoutAttributes, objectTriggers, rebuildObjectRows, removeRows, storedLayout, textAttributes, textExpr, writeLayout } from './fulltext.js';
+import { direct, dropObjectTriggers, objectTriggers, rebuildObjectRows, removeRows, storedLayout, textExpr, writeLayout } from './fulltext.js';
 
 // The search index (fulltext.ts) through schema changes: which rows a change makes stale,
 // when they are rebuilt, and the record triggers made again for the object as it now is.
-
-/**
- * What a schema change left to do to one object's index: `stored` is the layout its rows are
- * written by, `rebuild` says the rows must be made again from the table (an indexed attribute
- * was renamed, retyped, dropped, or the object is new), `appended` lists text attributes
- * added since, which join the end of the layout with no rebuild while the table holds no text
- * in them (a new column without a default is empty: adding a text attribute to 100,000
- * records writes no index row).
- */
-interface Pending {
-  stored: string[];
-  rebuild: boolean;
-  appended: string[];
-}
 
 /**
  * The objects of a push whose triggers are down (FulltextPort.schemaBatch), by name: as the
@@ -42,7 +28,7 @@ interface Pending {
 export interface TriggerBatch {
   objects: Map<string, StoredObject | null>;
   standing: Set<string>;
-  pending: Map<string, Pending>;
+  pending: Map<string, PendingLayout>;
 }
 
 export const newTriggerBatch = (): TriggerBatch => ({ objects: new Map(), standing: new Set(), pending: new Map() });
@@ -68,10 +54,10 @@ export function beforeAlterTable(db: Db, object: string, batch?: TriggerBatch): 
   if (batch?.standing.delete(object)) dropObjectTriggers(db, object);
 }
 
-function pendingOf(db: Db, object: string, batch: TriggerBatch | undefined): Pending {
+function pendingOf(db: Db, object: string, batch: TriggerBatch | undefined): PendingLayout {
   const known = batch?.pending.get(object);
   if (known) return known;
-  const p: Pending = { stored: storedLayout(direct(db), object) ?? [], rebuild: false, appended: [] };
+  const p = pendingLayout(storedLayout(direct(db), object));
   batch?.pending.set(object, p);
   return p;
 }
@@ -84,21 +70,15 @@ function holdsText(db: Db, o: StoredObject, name: string): boolean {
   return db.prepare(`SELECT 1 FROM ${tableIdent(o.name)} AS r WHERE ${text} IS NOT NULL AND ${text} <> '' LIMIT 1`).get() !== undefined;
 }
 
-/**
- * Bring `o`'s rows, layout and triggers to `o` as it now is. Rows of the stored layout stay
- * when nothing but empty attributes was appended to it; anything else rebuilds them.
- */
-function settle(db: Db, o: StoredObject, p: Pending): void {
-  const names = textAttributes(o).map((a) => a.name);
-  const unlisted = names.filter((n) => !p.stored.includes(n));
-  const fits = !p.rebuild && p.stored.every((n) => names.includes(n)) && unlisted.every((n) => p.appended.includes(n) && !holdsText(db, o, n));
-  if (!fits) {
+/** Bring `o`'s rows, layout and triggers to `o` as it now is (sql/search-layout.ts keptLayout says whether its rows stay). */
+function settle(db: Db, o: StoredObject, p: PendingLayout): void {
+  const kept = keptLayout(p, o);
+  if (!kept || kept.mustBeEmpty.some((n) => holdsText(db, o, n))) {
     objectTriggers(db, o, rebuildObjectRows(db, o));
     return;
   }
-  const layout = [...p.stored, ...unlisted];
-  if (unlisted.length > 0) writeLayout(db, o.name, layout);
-  objectTriggers(db, o, layoutAttributes(o, layout));
+  if (kept.mustBeEmpty.length > 0) writeLayout(db, o.name, kept.layout);
+  objectTriggers(db, o, layoutAttributes(o, kept.layout));
 }
 
 /**
@@ -111,12 +91,7 @@ function settle(db: Db, o: StoredObject, p: Pending): void {
  */
 export function afterAttributeChange(db: Db, o: StoredObject, oldName: string | undefined, newName: string | undefined, batch?: TriggerBatch): void {
   const p = pendingOf(db, o.name, batch);
-  const now = newName === undefined ? undefined : o.attributes.find((a) => a.name === newName);
-  const indexedNow = now !== undefined && !now.system && isTextLike(now);
-  if (oldName === undefined && newName === undefined) p.rebuild = true; // a new object
-  else if (oldName !== undefined && (p.stored.includes(oldName) || p.appended.includes(oldName))) p.rebuild = true;
-  else if (indexedNow && oldName === undefined) p.appended.push(now.name);
-  else if (indexedNow) p.rebuild = true; // became text-like: its converted values are there
+  noteLayoutChange(p, o, oldName, newName);
   if (batch) batch.objects.set(o.name, o);
   else settle(db, o, p);
 }

@@ -1,11 +1,12 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
-import { isMultiValued, isTextLike } from '../../model/types/registry.js';
+import { isMultiValued } from '../../model/types/registry.js';
 import type { StoredObject } from '../../model/stored.js';
 import { tableIdent } from '../sql/idents.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './database.js';
-import { SEPARATOR } from '../sql/search-text.js';
+import { JOIN, SEPARATOR } from '../sql/search-text.js';
+import { layoutAttributes, parseLayout, textAttributes } from '../sql/search-layout.js';
 
 /**
  * The cross-object full-text index (contract.md §3 "Cross-object search").
@@ -87,9 +88,6 @@ CREATE VIRTUAL TABLE _ss_fts USING fts5(text, content='_ss_search', content_rowi
  * text at it gives back each attribute's text exactly.
  */
 
-/** How the separator sits in a row's text: a word between spaces. */
-export const JOIN = ` ${SEPARATOR} `;
-
 /**
  * FTS5's `automerge` (https://sqlite.org/fts5.html#the_automerge_configuration_option): how many
  * segments of one level it lets gather before merging them. Every write transaction leaves one
@@ -162,8 +160,6 @@ function insertRows(o: StoredObject, attrs: readonly AttributeSpec[], row: strin
   return `INSERT INTO _ss_search(object, record_id, record_rowid, text) SELECT ${lit(o.name)}, rid, rrowid, t FROM (SELECT ${row}.id AS rid, ${row}._rowid_ AS rrowid, ${rowText(attrs, row)} AS t FROM ${from} WHERE ${where}1) WHERE t <> ${empty}`;
 }
 
-// Which attributes are indexed is the registry's `fullText` (contract.md §3: text-like).
-export const textAttributes = (o: StoredObject): AttributeSpec[] => o.attributes.filter((a) => !a.system && isTextLike(a));
 
 export function dropObjectTriggers(db: Db, object: string): void {
   for (const e of ['ai', 'au', 'ad']) db.exec(`DROP TRIGGER IF EXISTS ${triggerIdent(object, e)}`);
@@ -202,18 +198,7 @@ export const direct = (db: Db): Prepare => (sql) => db.prepare(sql);
 export function storedLayout(prepare: Prepare, object: string): string[] | undefined {
   const row = prepare('SELECT attributes FROM _ss_search_layout WHERE object = ?').get(object) as { attributes?: unknown } | undefined;
   if (row === undefined) return undefined;
-  const names: unknown = typeof row.attributes === 'string' ? JSON.parse(row.attributes) : undefined;
-  if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) throw new Error(`the search layout of ${object} is unreadable: delete _ss_meta.search_layout to rebuild the index`);
-  return names;
-}
-
-/** The specs of a layout's names in `o`: every one must be a text-like attribute of it. */
-export function layoutAttributes(o: StoredObject, names: readonly string[]): AttributeSpec[] {
-  return names.map((n) => {
-    const a = o.attributes.find((x) => x.name === n);
-    if (!a || a.system || !isTextLike(a)) throw new Error(`the search layout of ${o.name} names ${n}, which is not an indexed attribute`);
-    return a;
-  });
+  return parseLayout(object, row.attributes);
 }
 
 /** The layout `o`'s rows are written by now (for a bulk write's pass). */
