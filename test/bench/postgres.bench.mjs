@@ -6,7 +6,8 @@
 //    throughput (target: ≥ 0.8 of one process on this 2-core machine) and nothing is lost
 //    (rows counted in the database = 201 answers);
 // 2. bulk-create of 10,000 records over HTTP (10 × POST bulk-create of 1,000) on PostgreSQL
-//    vs SQLite vs a bare Fastify + `pg` route inserting the same rows (target ≥ 0.6).
+//    vs SQLite vs a bare Fastify + `pg` route inserting the same rows (target ≥ 0.6); best of
+//    BENCH_BULK_ROUNDS (default 3) rounds each, alternated.
 // Its own PostgreSQL cluster (test/support/postgres.ts, the test suite's harness).
 import autocannon from 'autocannon';
 import { fork, spawn } from 'node:child_process';
@@ -25,6 +26,8 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = 50;
 const BULK_TOTAL = 10_000;
 const BULK_BATCH = 1_000;
+const CREATE_ROUNDS = Math.max(1, Number(process.env.BENCH_CREATE_ROUNDS ?? 2));
+const BULK_ROUNDS = Math.max(1, Number(process.env.BENCH_BULK_ROUNDS ?? 3));
 const STAGES = ['lead', 'qualified', 'won', 'lost'];
 const declaration = {
   declaration: {
@@ -174,18 +177,35 @@ async function creates(label, targets, countRows, stats) {
   return rps;
 }
 
-async function bulk(label, target) {
+/** One round: BULK_TOTAL records in batches; the codes of each round are its own (they are unique). Returns the ms. */
+async function bulk(target, round) {
   const started = performance.now();
   for (let b = 0; b < BULK_TOTAL / BULK_BATCH; b++) {
     const records = Array.from({ length: BULK_BATCH }, (_, i) => {
       const k = b * BULK_BATCH + i;
-      return { name: `bulk ${k}`, qty: k % 100, code: `B-${k}`, stage: STAGES[k % 4] };
+      return { name: `bulk ${k}`, qty: k % 100, code: `B-${round}-${k}`, stage: STAGES[k % 4] };
     });
     await post(target, '/records/item/bulk-create', { records });
   }
-  const ms = performance.now() - started;
-  const rps = BULK_TOTAL / (ms / 1000);
-  console.log(`${label.padEnd(28)} ${ms.toFixed(0).padStart(6)} ms for ${BULK_TOTAL} (${rps.toFixed(0)} records/s)`);
+  return performance.now() - started;
+}
+
+/**
+ * BULK_ROUNDS rounds of each target, alternated (SQLite, bare, PostgreSQL, SQLite, …) so a burst
+ * of load on this shared machine falls on all of them; each target's best round is its figure
+ * (one round of 10 requests swung by ±25% between runs). Returns records/s by label.
+ */
+async function bulkRounds(targets) {
+  const ms = Object.fromEntries(Object.keys(targets).map((label) => [label, []]));
+  for (let round = 0; round < BULK_ROUNDS; round++) {
+    for (const [label, target] of Object.entries(targets)) ms[label].push(await bulk(target, round));
+  }
+  const rps = {};
+  for (const [label, runs] of Object.entries(ms)) {
+    const best = Math.min(...runs);
+    rps[label] = BULK_TOTAL / (best / 1000);
+    console.log(`${label.padEnd(28)} ${runs.map((m) => m.toFixed(0)).join(', ')} ms → best ${best.toFixed(0)} ms for ${BULK_TOTAL} (${rps[label].toFixed(0)} records/s)`);
+  }
   return rps;
 }
 
@@ -226,13 +246,25 @@ async function main() {
     await post(sqlite, '/schema/sources/bench', declaration);
     const onSqlite = await creates('serve (SQLite)', [sqlite]);
 
+    // The bare route and one process, alternated over CREATE_ROUNDS rounds, best of each: a
+    // burst of load on this shared machine during one 8 s run moved the ratio by ±0.15.
     const bareUrl = await dbUrl('bare');
     const bareServer = await startBare(bareUrl);
     stops.push(bareServer.stop);
-    const onBare = await creates('bare Fastify + pg', [bareServer], counter(bareUrl));
+    const oneUrl = await dbUrl('ours1');
+    const one = await startServe(join(work, 'pg1'), oneUrl);
+    stops.push(one.stop);
+    await post(one, '/schema/sources/bench', declaration);
+    let onBare = 0;
+    const byProcesses = { 1: 0 };
+    for (let round = 1; round <= CREATE_ROUNDS; round++) {
+      onBare = Math.max(onBare, await creates(`bare Fastify + pg (${round})`, [bareServer], counter(bareUrl)));
+      byProcesses[1] = Math.max(byProcesses[1], await creates(`serve (PostgreSQL) × 1 (${round})`, [one], counter(oneUrl), dbStats('ours1')));
+    }
+    one.stop();
+    console.log(`best: bare ${onBare.toFixed(0)} creates/s, PostgreSQL × 1 ${byProcesses[1].toFixed(0)} creates/s`);
 
-    const byProcesses = {};
-    for (const n of [1, 2, 4]) {
+    for (const n of [2, 4]) {
       const url = await dbUrl(`ours${n}`);
       const dataDir = join(work, `pg${n}`);
       const first = await startServe(dataDir, url);
@@ -253,21 +285,27 @@ async function main() {
       checkTarget(`PostgreSQL creates/s with ${n} processes vs 1`, r >= 0.8, `${r.toFixed(2)} (≥ 0.80)`);
     }
 
-    console.log(`\nbulk-create ${BULK_TOTAL} over HTTP (${BULK_TOTAL / BULK_BATCH} × ${BULK_BATCH})`);
+    // The create runs' databases go first: their autovacuum (GIN pending lists, 100,000s of
+    // rows) would otherwise run beside the bulk rounds and take the CPU they are measured on.
+    bareServer.stop();
+    await new Promise((r) => setTimeout(r, 500));
+    for (const name of ['bare', 'ours1', 'ours2', 'ours4']) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query('CHECKPOINT');
+    console.log(`\nbulk-create ${BULK_TOTAL} over HTTP (${BULK_TOTAL / BULK_BATCH} × ${BULK_BATCH}), best of ${BULK_ROUNDS} alternated rounds`);
     const bulkSqlite = await startServe(join(work, 'bulk-sqlite'));
     stops.push(bulkSqlite.stop);
     await post(bulkSqlite, '/schema/sources/bench', declaration);
-    const bSqlite = await bulk('serve (SQLite)', bulkSqlite);
     const bBareServer = await startBare(await dbUrl('bulkbare'));
     stops.push(bBareServer.stop);
-    const bBare = await bulk('bare Fastify + pg', bBareServer);
     const bulkUrl = await dbUrl('bulkours');
     const bulkPg = await startServe(join(work, 'bulk-pg'), bulkUrl);
     stops.push(bulkPg.stop);
     await post(bulkPg, '/schema/sources/bench', declaration);
-    const bPg = await bulk('serve (PostgreSQL)', bulkPg);
+    const labels = { sqlite: 'serve (SQLite)', bare: 'bare Fastify + pg', pg: 'serve (PostgreSQL)' };
+    const rps = await bulkRounds({ [labels.sqlite]: bulkSqlite, [labels.bare]: bBareServer, [labels.pg]: bulkPg });
+    const [bSqlite, bBare, bPg] = [rps[labels.sqlite], rps[labels.bare], rps[labels.pg]];
     const stored = await counter(bulkUrl)();
-    checkTarget('PostgreSQL bulk-create: every record stored', stored === BULK_TOTAL, `${stored} of ${BULK_TOTAL}`);
+    checkTarget('PostgreSQL bulk-create: every record stored', stored === BULK_TOTAL * BULK_ROUNDS, `${stored} of ${BULK_TOTAL * BULK_ROUNDS}`);
     const bulkVsBare = bPg / bBare;
     console.log(`ratio PostgreSQL / bare Fastify+pg: ${bulkVsBare.toFixed(2)}  (target ≥ 0.60)`);
     console.log(`ratio PostgreSQL / SQLite:          ${(bPg / bSqlite).toFixed(2)}`);

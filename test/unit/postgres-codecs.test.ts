@@ -15,18 +15,30 @@ const encodeColumn = (v: unknown, spec: AttributeSpec): Param => (v === null ? n
 describe('PostgreSQL codecs', () => {
   const pg = usePostgresDriver('codecs');
 
-  it.each(ALL_SPECS.map((s) => [`${s.type}${s.multiple ? ' (multiple)' : ''}`, s] as const))('round-trips every %s value', async (_label, spec: AttributeSpec) => {
-    const object = `${spec.type}${spec.multiple ? '_many' : ''}`;
+  // Two ways in: the store's bulk statement (every value a parameter), which the driver sends as
+  // one JSON parameter read by json_populate_record, and a tuple with literals in it, which
+  // it sends as a multi-row VALUES (driver.ts multiRowInsert).
+  const WAYS = [
+    ['json', (t: string) => `INSERT INTO ${t} ("id", "version", "created_at", "updated_at", "v") VALUES (?, ?, ?, ?, ?)`, (id: string, v: Param) => [id, 1, 'now', 'now', v]],
+    ['values', (t: string) => `INSERT INTO ${t} (id, version, created_at, updated_at, v) VALUES (?, 1, 'now', 'now', ?)`, (id: string, v: Param) => [id, v]],
+  ] as const;
+  const CASES = ALL_SPECS.flatMap((s) => WAYS.map((w) => [`${s.type}${s.multiple ? ' (multiple)' : ''}`, w[0], s, w] as const));
+
+  it.each(CASES)('round-trips every %s value (%s)', async (_label, way, spec: AttributeSpec, [, statement, row]) => {
+    const object = `${spec.type}${spec.multiple ? '_many' : ''}_${way}`;
     const values = corpusValues(spec);
-    await pg.driver.transaction(async (tx) => {
+    const prepared = await pg.driver.transaction(async (tx) => {
       await postgresDdl.createRecordTable(tx, object, [spec]);
       await tx.runBatch(
-        `INSERT INTO ${tableIdent(object)} (id, version, created_at, updated_at, v) VALUES (?, 1, 'now', 'now', ?)`,
-        values.map((v, i) => [`r${String(i).padStart(3, '0')}`, encodeColumn(v, spec)]),
+        statement(tableIdent(object)),
+        values.map((v, i) => row(`r${String(i).padStart(3, '0')}`, encodeColumn(v, spec))),
       );
       await tx.run(`INSERT INTO ${tableIdent(object)} (id, version, created_at, updated_at, v) VALUES ('null', 1, 'now', 'now', NULL)`);
+      return tx.all<{ statement: string }>('SELECT statement FROM pg_prepared_statements');
     });
+    expect(prepared.some((p) => p.statement.includes(`json_populate_record(NULL::${tableIdent(object)}`))).toBe(way === 'json');
     const rows = await pg.driver.all<{ id: string; v: unknown }>(`SELECT id, v FROM ${tableIdent(object)} ORDER BY "_ss_seq"`);
+    expect(rows.map((r) => r.id)).toEqual([...values.map((_v, i) => `r${String(i).padStart(3, '0')}`), 'null']);
     expect(rows.map((r) => decodeColumn(r.v, spec))).toEqual([...values, null]);
     // Exactly as written, key order of JSON objects included (the API returns what it got).
     expect(JSON.stringify(rows.map((r) => decodeColumn(r.v, spec)))).toBe(JSON.stringify([...values, null]));

@@ -2,6 +2,8 @@ import pg from 'pg';
 import type { DbErrorKind, Driver, Executor, Param, TransactionOptions } from '../port.js';
 import { postgresDialect } from './dialect.js';
 import { PlaceholderCache } from './placeholders.js';
+import { PreparedNames } from './prepared.js';
+import { asJsonRows, chunks, multiRowInsert } from './batch-insert.js';
 
 /** How often a transaction is run again after a serialization failure or a deadlock. */
 export const MAX_TRIES = 12;
@@ -71,6 +73,7 @@ export class PostgresDriver implements Driver {
   readonly dialect = postgresDialect;
   readonly pool: pg.Pool;
   private readonly sqlText = new PlaceholderCache();
+  private readonly prepared = new PreparedNames();
   /** Lone statements: each on whichever pooled connection is free, autocommitted. */
   private readonly direct: Executor;
   private readonly opening: string | undefined;
@@ -100,7 +103,7 @@ export class PostgresDriver implements Driver {
   }
 
   private over(q: pg.Pool | pg.PoolClient, opened?: Opened): Executor {
-    const run = async (sql: string, params: readonly Param[] = []) => ({ changes: (await q.query(this.sql(sql), params as unknown[])).rowCount ?? 0 });
+    const run = async (sql: string, params: readonly Param[] = []) => ({ changes: (await q.query(this.prepared.query(this.sql(sql), params))).rowCount ?? 0 });
     // The opening's rows answer its first call, once: a second call reads again (the
     // transaction may have changed the row since).
     let pre = opened;
@@ -125,8 +128,11 @@ export class PostgresDriver implements Driver {
           for (const params of rows) changes += (await run(sql, params)).changes;
           return { changes };
         }
-        // One multi-row INSERT per chunk: one round trip per chunk instead of per row.
-        for (const chunk of chunks(rows, insert.perChunk)) changes += (await run(insert.statement(chunk.length), chunk.flat())).changes;
+        // One statement per chunk: one round trip per chunk instead of per row.
+        for (const chunk of chunks(rows, insert.perChunk)) {
+          const json = asJsonRows(insert.columns, chunk);
+          changes += (json === undefined ? await run(insert.statement(chunk.length), chunk.flat()) : await run(insert.fromJson, [json])).changes;
+        }
         return { changes };
       },
     };
@@ -204,7 +210,7 @@ export class PostgresDriver implements Driver {
    * decides (engine/store/sql/lone-create.ts falls back to a full transaction).
    */
   async serializable(sql: string, params: readonly Param[]): Promise<{ changes: number }> {
-    return checkedOut(this.serialPool, async (client) => ({ changes: (await client.query(this.sql(sql), params as unknown[])).rowCount ?? 0 }));
+    return checkedOut(this.serialPool, async (client) => ({ changes: (await client.query(this.prepared.query(this.sql(sql), params))).rowCount ?? 0 }));
   }
 
   private newSerialPool(): pg.Pool {
@@ -292,37 +298,6 @@ async function checkedOut<T>(pool: pg.Pool, fn: (client: pg.PoolClient, connecti
     client.off('error', onError);
     client.release(connection.broken);
   }
-}
-
-/** Rows per multi-row INSERT: PostgreSQL binds at most 65,535 parameters per statement. */
-const MAX_PARAMS = 60_000;
-const MAX_ROWS = 1000;
-
-/**
- * `INSERT INTO t (cols) VALUES (?, ?, …)` (the shared bulk-create statement) as a factory of
- * the same INSERT with n value tuples; undefined for any other statement.
- */
-function multiRowInsert(sql: string): { perChunk: number; statement(n: number): string } | undefined {
-  const m = /^\s*(INSERT\s+INTO\s+[^;]+?\s+VALUES)\s*(\([^()]*\))\s*$/is.exec(sql);
-  if (!m) return undefined;
-  const [, head, tuple] = m as unknown as [string, string, string];
-  const perTuple = tuple.split('?').length - 1;
-  if (perTuple === 0) return undefined;
-  const perChunk = Math.max(1, Math.min(MAX_ROWS, Math.floor(MAX_PARAMS / perTuple)));
-  return { perChunk, statement: (n) => `${head} ${Array.from({ length: n }, () => tuple).join(', ')}` };
-}
-
-/** The rows in arrays of at most `size`, each row copied (a producer may reuse its array). */
-function* chunks(rows: Iterable<readonly Param[]>, size: number): Generator<Param[][]> {
-  let chunk: Param[][] = [];
-  for (const r of rows) {
-    chunk.push([...r]);
-    if (chunk.length === size) {
-      yield chunk;
-      chunk = [];
-    }
-  }
-  if (chunk.length > 0) yield chunk;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
