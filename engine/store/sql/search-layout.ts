@@ -1,5 +1,5 @@
 import type { AttributeSpec } from '../../model/attribute.js';
-import type { StoredObject } from '../../model/stored.js';
+import type { StoredAttribute, StoredObject } from '../../model/stored.js';
 import { isTextLike } from '../../model/types/registry.js';
 
 /**
@@ -11,7 +11,8 @@ import { isTextLike } from '../../model/types/registry.js';
  */
 
 // Which attributes are indexed is the registry's `fullText` (contract.md §3: text-like).
-export const textAttributes = (o: StoredObject): AttributeSpec[] => o.attributes.filter((a) => !a.system && isTextLike(a));
+export const isIndexed = (a: StoredAttribute): boolean => !a.system && isTextLike(a);
+export const textAttributes = (o: StoredObject): AttributeSpec[] => o.attributes.filter(isIndexed);
 
 /** The specs of a layout's names in `o`: every one must be a text-like attribute of it. */
 export function layoutAttributes(o: StoredObject, names: readonly string[]): AttributeSpec[] {
@@ -53,7 +54,7 @@ export const pendingLayout = (stored: readonly string[] | undefined): PendingLay
  */
 export function noteLayoutChange(p: PendingLayout, o: StoredObject, oldName: string | undefined, newName: string | undefined): void {
   const now = newName === undefined ? undefined : o.attributes.find((a) => a.name === newName);
-  const indexedNow = now !== undefined && !now.system && isTextLike(now);
+  const indexedNow = now !== undefined && isIndexed(now);
   if (oldName === undefined && newName === undefined) p.rebuild = true; // a new object
   else if (oldName !== undefined && (p.stored.includes(oldName) || p.appended.includes(oldName))) p.rebuild = true;
   else if (indexedNow && oldName === undefined) p.appended.push(now.name);
