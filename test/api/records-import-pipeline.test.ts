@@ -28,15 +28,22 @@ const file = (rows: number, bad: number[]) =>
 interface Hold {
   /** Requests whose body has this text wait … */
   body: string;
-  /** … until a request whose body has this text has been answered (or 5 s, then go on). */
+  /** … until a request whose body has this text has been answered (or 5 s, then go on) … */
   until: string;
+  /** … and, if given, a request whose body has this text has arrived (or 5 s). */
+  received?: string;
 }
 
 /** An HTTP relay to `target` that delays requests per `holds`; everything else passes as is. */
 async function relay(target: string, holds: Hold[]): Promise<{ base: string; close: () => Promise<void> }> {
   const answered = new Map<string, () => void>();
   const waits = new Map<string, Promise<void>>();
-  for (const h of holds) waits.set(h.until, new Promise<void>((r) => answered.set(h.until, r)));
+  const arrived = new Map<string, () => void>();
+  const arrivals = new Map<string, Promise<void>>();
+  for (const h of holds) {
+    waits.set(h.until, new Promise<void>((r) => answered.set(h.until, r)));
+    if (h.received !== undefined) arrivals.set(h.received, new Promise<void>((r) => arrived.set(h.received!, r)));
+  }
   const readAll = async (req: IncomingMessage) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -46,8 +53,11 @@ async function relay(target: string, holds: Hold[]): Promise<{ base: string; clo
     void (async () => {
       const body = await readAll(req);
       const text = body.toString('utf8');
+      for (const [marker, release] of arrived) if (text.includes(marker)) release();
       for (const h of holds) {
-        if (text.includes(h.body)) await Promise.race([waits.get(h.until), new Promise((r) => setTimeout(r, 5_000))]);
+        if (!text.includes(h.body)) continue;
+        const gates = [waits.get(h.until), ...(h.received === undefined ? [] : [arrivals.get(h.received)])];
+        await Promise.race([Promise.all(gates), new Promise((r) => setTimeout(r, 5_000))]);
       }
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(k)) headers[k] = v;
@@ -87,11 +97,13 @@ describe('records import with batches in flight', () => {
       const object = `ledger_${format}`;
       // No unique index: a batch written twice would show as extra records.
       await s.defineObject(object, [{ name: 'n', type: 'integer' }, { name: 'owner', type: 'relation', target: 'owner' }]);
-      // Batch 3 (rows 200–299, the bad row 249) waits until batch 4 (300–399) is answered; batch
-      // 5 (400–499), sent meanwhile, waits until batch 3's refusal has gone back. So batches 4
-      // and 5 are written, 3 is refused, and 6 is read but never sent.
+      // Batch 3 (rows 200–299, the bad row 249) waits until batch 4 (300–399) is answered and
+      // batch 5 (400–499), which the CLI sends once batch 4's answer frees a place, has arrived;
+      // batch 5 waits until batch 3's refusal has gone back. So batches 4 and 5 are written, 3
+      // is refused, and 6 is read but never sent. (Without waiting for batch 5, batch 3's refusal
+      // could reach a loaded CLI before it sent batch 5, which it then never sends.)
       const r = await relay(s.base, [
-        { body: '{"n":249,', until: '{"n":300}' },
+        { body: '{"n":249,', until: '{"n":300}', received: '{"n":400}' },
         { body: '{"n":400}', until: '{"n":249,' },
       ]);
       try {
