@@ -12,13 +12,13 @@
 import autocannon from 'autocannon';
 import { fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import ts from 'typescript';
 import { checkTarget } from './target.mjs';
+import { loadHarness } from './pg-harness.mjs';
 
 const root = join(import.meta.dirname, '..', '..');
 const bin = join(root, 'bin', 'schemasync');
@@ -46,21 +46,6 @@ const declaration = {
 
 if (process.argv[2] === 'bare') await bare(process.argv[3]);
 else await main();
-
-/**
- * The test suite's cluster starter (TypeScript), transpiled for this plain Node process, with
- * the module it imports beside it (as .mjs: the temp folder has no package.json saying ESM).
- */
-async function loadHarness(work) {
-  const transpile = (name, as) => {
-    const source = readFileSync(join(root, 'test', 'support', `${name}.ts`), 'utf8').replace("from './port.js'", "from './port.mjs'");
-    const out = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
-    writeFileSync(join(work, as), out.outputText);
-  };
-  transpile('port', 'port.mjs');
-  transpile('postgres', 'postgres-harness.mjs');
-  return import(join(work, 'postgres-harness.mjs'));
-}
 
 /** The baseline: Fastify and a pg pool, the same columns and unique index, no validation. */
 async function bare(url) {

@@ -19,7 +19,13 @@ import { CLOSE, fragment, JOIN, OPEN, queryTerms, shownSegment, unmark } from '.
 
 const CONFIG = "'schemasync_search'";
 
-/** The tsquery of a user query (SQL selecting it as `q`, and its parameters), or null when it has no searchable term. */
+/**
+ * The tsquery of a user query as a WITH clause naming it `q` (column `q`), with its
+ * parameters; null when it has no searchable term. MATERIALIZED: the query is made once per
+ * statement. As a subquery in FROM, PostgreSQL inlined it and called `_ss_prefix_tsquery` (a
+ * ts_debug of the query) for every candidate row, in the recheck and in ts_rank: a prefix
+ * matching 1,529 of 50,000 records took 303 ms, 8 ms made once.
+ */
 function tsQuery(query: string): { sql: string; params: string[] } | null {
   const parts: string[] = [];
   const params: string[] = [];
@@ -27,7 +33,7 @@ function tsQuery(query: string): { sql: string; params: string[] } | null {
     parts.push(phrase ? `phraseto_tsquery(${CONFIG}, ?::text)` : '_ss_prefix_tsquery(?::text)');
     params.push(text);
   }
-  return parts.length === 0 ? null : { sql: `(SELECT ${parts.join(' && ')} AS q) q`, params };
+  return parts.length === 0 ? null : { sql: `WITH q AS MATERIALIZED (SELECT ${parts.join(' && ')} AS q) `, params };
 }
 
 /**
@@ -66,7 +72,7 @@ export async function runFulltext(ex: Executor, input: FulltextInput): Promise<S
   let fetch = input.limit * 3;
   for (;;) {
     const rows = await ex.all<{ id: number; object: string; record_id: string; rank: number }>(
-      `SELECT s.id, s.object, s.record_id, ts_rank(s.tsv, q.q, 1) AS rank FROM _ss_search s, ${q.sql} WHERE s.tsv @@ q.q${scope} ORDER BY rank DESC, s.id LIMIT ?`,
+      `${q.sql}SELECT s.id, s.object, s.record_id, ts_rank(s.tsv, q.q, 1) AS rank FROM _ss_search s, q WHERE s.tsv @@ q.q${scope} ORDER BY rank DESC, s.id LIMIT ?`,
       [...q.params, ...scopeParams, fetch],
     );
     hits.clear();
@@ -83,8 +89,8 @@ export async function runFulltext(ex: Executor, input: FulltextInput): Promise<S
   // Each chosen row's segments (a record's attributes in layout order; a document's title is
   // one), each marked whole.
   const segments = await ex.all<Segment>(
-    `SELECT s.id, s.object, s.attribute, l.attributes AS layout, g.t AS text, ts_headline(${CONFIG}, replace(g.t, '<', chr(3)), q.q, '${HEADLINE}') AS marked ` +
-      `FROM _ss_search s LEFT JOIN _ss_search_layout l ON l.object = s.object AND s.document_id IS NULL, ${q.sql}, ` +
+    `${q.sql}SELECT s.id, s.object, s.attribute, l.attributes AS layout, g.t AS text, ts_headline(${CONFIG}, replace(g.t, '<', chr(3)), q.q, '${HEADLINE}') AS marked ` +
+      `FROM _ss_search s LEFT JOIN _ss_search_layout l ON l.object = s.object AND s.document_id IS NULL, q, ` +
       `LATERAL unnest(CASE WHEN s.document_id IS NULL THEN string_to_array(s.text, ?) ELSE ARRAY[s.text] END) WITH ORDINALITY AS g(t, n) ` +
       'WHERE s.id IN (SELECT jsonb_array_elements_text(?::jsonb)::bigint) ORDER BY s.id, g.n',
     [...q.params, JOIN, JSON.stringify(chosen.map((c) => c.row))],
