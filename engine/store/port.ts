@@ -133,6 +133,11 @@ export interface Dialect {
   listAllIn(column: string, set: string): string;
   /** The JSON list in `column` without the elements in `set`, order kept; NULL when none is left. */
   listWithout(column: string, set: string): string;
+  /**
+   * The elements of the JSON list of strings in `column` joined by ', ', in order (a
+   * multiselect's text in the search index); NULL for NULL or an empty list.
+   */
+  listJoined(column: string): string;
   /** `a` equals `b`, NULL equal to NULL (SQLite `IS`, PostgreSQL `IS NOT DISTINCT FROM`). */
   nullSafeEqual(a: string, b: string): string;
   /** `a` differs from `b`, NULL distinct from any value. */

@@ -119,7 +119,7 @@ describe('PostgreSQL full-text search', () => {
     });
     expect((await search('initech')).map((h) => [h.id, h.attribute])).toEqual([['c3', 'title']]);
     expect((await search('novem')).map((h) => [h.id, h.attribute])).toEqual([['c3', 'n']]);
-    // Inserts are indexed by a function of the object's own (fulltext.ts insertFunctionSql):
+    // Inserts are indexed by a function of the object's own (fulltext-rows.ts functionsSql):
     // a rename or a drop leaves none behind.
     const insertFunctions = async () => (await d.all<{ f: string }>("SELECT proname AS f FROM pg_proc WHERE proname LIKE '\\_ss\\_search\\_ins\\_%' ORDER BY 1")).map((r) => r.f);
     const before = await insertFunctions();

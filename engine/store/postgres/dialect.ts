@@ -28,6 +28,7 @@ export const postgresDialect: Dialect = {
   notOrNull: (condition) => `NOT COALESCE((${condition}), FALSE)`,
   // Record tables carry a hidden identity column (ddl.ts): PostgreSQL has no rowid.
   insertionOrder: '"_ss_seq"',
+  listJoined: (column) => `(SELECT string_agg(e.v, ', ' ORDER BY e.i) FROM jsonb_array_elements_text((${column})::jsonb) WITH ORDINALITY AS e(v, i))`,
   nullSafeEqual: (a, b) => `${a} IS NOT DISTINCT FROM ${b}`,
   nullSafeDistinct: (a, b) => `${a} IS DISTINCT FROM ${b}`,
   // PostgreSQL's default is the opposite of SQLite's (NULLs last ascending); say it, so a

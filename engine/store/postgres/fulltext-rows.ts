@@ -2,36 +2,20 @@ import { createHash } from 'node:crypto';
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
 import type { StoredObject } from '../../model/stored.js';
-import { isMultiValued } from '../../model/types/registry.js';
 import type { Executor } from '../port.js';
-import { tableIdent } from '../sql/idents.js';
+import { sqlLiteral as lit, tableIdent } from '../sql/idents.js';
+import { emptyRecordText, holdsTextSql, recordText } from '../sql/search-rows.js';
+import { postgresDialect } from './dialect.js';
 import { parseLayout } from '../sql/search-layout.js';
-import { JOIN, SEPARATOR } from '../sql/search-text.js';
 
 // A record's row of the PostgreSQL search index (fulltext.ts): its text, the triggers that
 // keep it, and its rebuild from the table.
 
-/** A SQL string literal; names come validated (engine/model/names.ts), quoting is belt and braces. */
-export const lit = (s: string): string => `'${s.replaceAll("'", "''")}'`;
-
-/** The indexed text of a column of `row`: a list's options joined (multiselect), any other text as is. */
-function textExpr(a: AttributeSpec, row: string): string {
-  const col = `${row}.${sqlIdent(a.name)}`;
-  return isMultiValued(a) ? `(SELECT string_agg(e.v, ', ') FROM jsonb_array_elements_text((${col})::jsonb) AS e(v))` : col;
-}
-
-/**
- * A record's row text: each attribute of the layout (an empty one is ''), the separator
- * taken out of each value and put between them. PostgreSQL's parser takes the separator for a
- * word (an empty lexeme at a position of its own), so a phrase never runs from one attribute
- * into the next, as in SQLite.
+/*
+ * A record's row text (sql/search-rows.ts recordText): PostgreSQL's parser takes the separator
+ * for a word (an empty lexeme at a position of its own), so a phrase never runs from one
+ * attribute into the next, as in SQLite.
  */
-function rowText(attrs: readonly AttributeSpec[], row: string): string {
-  return attrs.map((a) => `coalesce(replace(${textExpr(a, row)}, ${lit(SEPARATOR)}, ' '), '')`).join(` || ${lit(JOIN)} || `);
-}
-
-/** The row text of a record with no text at all (only separators): no row is written for it. */
-const emptyText = (attrs: readonly AttributeSpec[]): string => lit(attrs.slice(1).map(() => JOIN).join(''));
 
 /**
  * The INSERT … SELECT of the rows of the records `from` holds (read as `row`), in their order
@@ -40,7 +24,7 @@ const emptyText = (attrs: readonly AttributeSpec[]): string => lit(attrs.slice(1
 function insertRows(o: StoredObject, attrs: readonly AttributeSpec[], row: string, from: string): string {
   return (
     `INSERT INTO _ss_search(object, record_id, text) SELECT ${lit(o.name)}, ${row}.id, x.t FROM ${from}, ` +
-    `LATERAL (SELECT ${rowText(attrs, row)} AS t) AS x WHERE x.t <> ${emptyText(attrs)} ORDER BY ${row}."_ss_seq"`
+    `LATERAL (SELECT ${recordText(postgresDialect, attrs, row)} AS t) AS x WHERE x.t <> ${emptyRecordText(attrs)} ORDER BY ${row}.${postgresDialect.insertionOrder}`
   );
 }
 
@@ -61,7 +45,7 @@ const objectFunction = (object: string, event: 'ins' | 'upd'): string =>
  * validated (`[a-z][a-z0-9_]*`), so they cannot close the dollar quote.
  */
 function functionsSql(o: StoredObject, attrs: readonly AttributeSpec[]): string[] {
-  const values = `VALUES (${lit(o.name)}, NEW.id, ${rowText(attrs, 'NEW')})`;
+  const values = `VALUES (${lit(o.name)}, NEW.id, ${recordText(postgresDialect, attrs, 'NEW')})`;
   return [
     `CREATE OR REPLACE FUNCTION ${objectFunction(o.name, 'ins')}() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
@@ -72,7 +56,7 @@ $fn$`,
     `CREATE OR REPLACE FUNCTION ${objectFunction(o.name, 'upd')}() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
   DELETE FROM _ss_search WHERE object = ${lit(o.name)} AND record_id = OLD.id AND document_id IS NULL;
-  INSERT INTO _ss_search(object, record_id, text) SELECT * FROM (${values}) AS v(o, r, t) WHERE v.t <> ${emptyText(attrs)};
+  INSERT INTO _ss_search(object, record_id, text) SELECT * FROM (${values}) AS v(o, r, t) WHERE v.t <> ${emptyRecordText(attrs)};
   RETURN NULL;
 END
 $fn$`,
@@ -118,10 +102,8 @@ export async function writeLayout(tx: Executor, object: string, names: readonly 
 
 /** Whether any record of `o` has text in attribute `name` (a multiselect: any option). */
 export async function holdsText(ex: Executor, o: StoredObject, name: string): Promise<boolean> {
-  const a = o.attributes.find((x) => x.name === name);
-  if (!a) return false;
-  const text = textExpr(a, 'r');
-  return (await ex.get(`SELECT 1 AS x FROM ${tableIdent(o.name)} AS r WHERE ${text} IS NOT NULL AND ${text} <> '' LIMIT 1`)) !== undefined;
+  const sql = holdsTextSql(postgresDialect, o, name);
+  return sql !== undefined && (await ex.get(sql)) !== undefined;
 }
 
 /** The rows of `o`'s records made again from its table by the layout `attrs`, which is stored as its layout. */

@@ -12,6 +12,9 @@ export function tableIdent(object: string): string {
   return `"r_${sqlIdent(object).slice(1)}`;
 }
 
+/** A SQL string literal of a name (validated: engine/model/names.ts; the quoting is belt and braces) or a fixed text. */
+export const sqlLiteral = (s: string): string => `'${s.replaceAll("'", "''")}'`;
+
 /** Index names from the attribute id, so renames of object or attribute never clash. */
 export function indexIdent(attributeId: string): string {
   const safe = attributeId.replace(/[^a-zA-Z0-9]/g, '');

@@ -11,6 +11,7 @@ export const sqliteDialect: Dialect = {
   listHasAnyIn: (column, set) => `EXISTS (SELECT 1 FROM json_each(${column}) WHERE value IN ${set})`,
   listAllIn: (column, set) => `NOT EXISTS (SELECT 1 FROM json_each(${column}) WHERE value NOT IN ${set})`,
   listWithout: (column, set) => `NULLIF((SELECT json_group_array(value ORDER BY key) FROM json_each(${column}) WHERE value NOT IN ${set}), '[]')`,
+  listJoined: (column) => `(SELECT group_concat(value, ', ') FROM json_each(${column}))`,
   nullSafeEqual: (a, b) => `${a} IS ${b}`,
   nullSafeDistinct: (a, b) => `${a} IS NOT ${b}`,
   notOrNull: (condition) => `NOT IFNULL((${condition}), 0)`,

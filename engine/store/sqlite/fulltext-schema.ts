@@ -1,8 +1,9 @@
 import type { StoredObject } from '../../model/stored.js';
-import { tableIdent } from '../sql/idents.js';
+import { holdsTextSql } from '../sql/search-rows.js';
+import { sqliteDialect } from './dialect.js';
 import { keptLayout, layoutAttributes, noteLayoutChange, pendingLayout, type PendingLayout } from '../sql/search-layout.js';
 import type { Db } from './database.js';
-import { direct, dropObjectTriggers, objectTriggers, rebuildObjectRows, removeRows, storedLayout, textExpr, writeLayout } from './fulltext.js';
+import { direct, dropObjectTriggers, objectTriggers, rebuildObjectRows, removeRows, storedLayout, writeLayout } from './fulltext.js';
 
 // The search index (fulltext.ts) through schema changes: which rows a change makes stale,
 // when they are rebuilt, and the record triggers made again for the object as it now is.
@@ -64,10 +65,8 @@ function pendingOf(db: Db, object: string, batch: TriggerBatch | undefined): Pen
 
 /** Whether any record of `o` has text in attribute `name` (a multiselect: any option). */
 function holdsText(db: Db, o: StoredObject, name: string): boolean {
-  const a = o.attributes.find((x) => x.name === name);
-  if (!a) return false;
-  const text = textExpr(a, 'r');
-  return db.prepare(`SELECT 1 FROM ${tableIdent(o.name)} AS r WHERE ${text} IS NOT NULL AND ${text} <> '' LIMIT 1`).get() !== undefined;
+  const sql = holdsTextSql(sqliteDialect, o, name);
+  return sql !== undefined && db.prepare(sql).get() !== undefined;
 }
 
 /** Bring `o`'s rows, layout and triggers to `o` as it now is (sql/search-layout.ts keptLayout says whether its rows stay). */

@@ -1,11 +1,11 @@
 import type { AttributeSpec } from '../../model/attribute.js';
 import { sqlIdent } from '../../model/names.js';
-import { isMultiValued } from '../../model/types/registry.js';
 import type { StoredObject } from '../../model/stored.js';
-import { tableIdent } from '../sql/idents.js';
+import { sqlLiteral as lit, tableIdent } from '../sql/idents.js';
+import { emptyRecordText, recordText } from '../sql/search-rows.js';
+import { sqliteDialect } from './dialect.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './database.js';
-import { JOIN, SEPARATOR } from '../sql/search-text.js';
 import { layoutAttributes, parseLayout, textAttributes } from '../sql/search-layout.js';
 
 /**
@@ -84,7 +84,7 @@ CREATE VIRTUAL TABLE _ss_fts USING fts5(text, content='_ss_search', content_rowi
  * unicode61 takes for a word of its own (it counts the Co category as token characters), so
  * it holds a position and a quoted phrase never runs from one attribute into the next. No
  * query can match it: a query's terms need a letter or digit, and the character is taken out
- * of queries (sql/search-text.ts queryTerms) and of the indexed values (`rowText`), so splitting a row's
+ * of queries (sql/search-text.ts queryTerms) and of the indexed values (sql/search-rows.ts `recordText`), so splitting a row's
  * text at it gives back each attribute's text exactly.
  */
 
@@ -131,20 +131,6 @@ CREATE TRIGGER _ss_search_doc_au AFTER UPDATE ON _ss_documents BEGIN
 END;
 `;
 
-/** A SQL string literal; names come validated (engine/model/names.ts), quoting is belt and braces. */
-export const lit = (s: string): string => `'${s.replaceAll("'", "''")}'`;
-
-/** The indexed text of a column: a list's options joined (multiselect), any other text as is. */
-export function textExpr(a: AttributeSpec, row: string): string {
-  const col = `${row}.${sqlIdent(a.name)}`;
-  return isMultiValued(a) ? `(SELECT group_concat(value, ', ') FROM json_each(${col}))` : col;
-}
-
-/** A record's row text: each attribute of the layout (none empty-checked: an empty one is ''), joined. */
-function rowText(attrs: readonly AttributeSpec[], row: string): string {
-  return attrs.map((a) => `coalesce(replace(${textExpr(a, row)}, ${lit(SEPARATOR)}, ' '), '')`).join(` || ${lit(JOIN)} || `);
-}
-
 /** Trigger names derive from the table's (validated) name, so one object has one set. */
 const triggerIdent = (object: string, event: string): string => `"_ss_search_${event}_${tableIdent(object).slice(1)}`;
 
@@ -155,9 +141,7 @@ const triggerIdent = (object: string, event: string): string => `"_ss_search_${e
  * SQLite's (columns.ts); no attribute name starts with `_`.
  */
 function insertRows(o: StoredObject, attrs: readonly AttributeSpec[], row: string, from: string, where = ''): string {
-  // Every attribute empty leaves the separators alone: the one text such a row can have.
-  const empty = lit(attrs.slice(1).map(() => JOIN).join(''));
-  return `INSERT INTO _ss_search(object, record_id, record_rowid, text) SELECT ${lit(o.name)}, rid, rrowid, t FROM (SELECT ${row}.id AS rid, ${row}._rowid_ AS rrowid, ${rowText(attrs, row)} AS t FROM ${from} WHERE ${where}1) WHERE t <> ${empty}`;
+  return `INSERT INTO _ss_search(object, record_id, record_rowid, text) SELECT ${lit(o.name)}, rid, rrowid, t FROM (SELECT ${row}.id AS rid, ${row}._rowid_ AS rrowid, ${recordText(sqliteDialect, attrs, row)} AS t FROM ${from} WHERE ${where}1) WHERE t <> ${emptyRecordText(attrs)}`;
 }
 
 
