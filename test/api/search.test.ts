@@ -77,6 +77,19 @@ describe('POST /search and GET /global-search', () => {
     expect(accents.snippet.slice(a, b)).toBe('Hélène');
   });
 
+  it('a text holding the snippet markers or the headline stand-in comes back exactly as stored, unmarked', async () => {
+    // \u0001/\u0002 are the highlight markers: such a record is shown plain without them.
+    // \u0003 is PostgreSQL's stand-in for `<` in its headline: the text is shown as stored.
+    await create('contact', { full_name: 'Odd \u0001Marker\u0002 Zebrafish' });
+    await create('contact', { full_name: 'Control\u0003 <i>Quagga</i>' });
+    const marker = (await search('zebrafish', { objects: ['contact'] }))[0]!;
+    expect(marker.snippet).toBe('Odd Marker Zebrafish');
+    expect(marker.highlights).toEqual([]);
+    const control = (await search('quagga', { objects: ['contact'] }))[0]!;
+    expect(control.snippet).toBe('Control\u0003 <i>Quagga</i>');
+    for (const [a, b] of control.highlights) expect(control.snippet.slice(a, b)).toBe('Quagga');
+  });
+
   it('a query\'s words may fall in different attributes of a record; a phrase stays within one; the hit names the attribute matched', async () => {
     const quincy = await create('contact', { full_name: 'Quincy Adams', notes: 'works at Vandelay Industries' });
     expect(ids(await search('quincy vandelay'))).toEqual([quincy]);

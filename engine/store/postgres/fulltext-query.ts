@@ -1,7 +1,7 @@
 import type { Executor, FulltextInput } from '../port.js';
 import type { SearchHit } from '../../model/search-hit.js';
 import { parseLayout } from '../sql/search-layout.js';
-import { CLOSE, fragment, JOIN, OPEN, queryTerms, shownSegment, unmark } from '../sql/search-text.js';
+import { CLOSE, fragment, holdsMarkers, JOIN, OPEN, queryTerms, shownSegment, unmark, withoutMarkers } from '../sql/search-text.js';
 
 /**
  * Running a cross-object search (contract.md §3) against the index fulltext.ts keeps.
@@ -106,15 +106,16 @@ export async function runFulltext(ex: Executor, input: FulltextInput): Promise<S
 
 /**
  * The attribute a hit is shown in and its marked fragment, as the SQLite backend shows it
- * (sql/search-text.ts shownSegment). A text that holds a marker character itself would fake a
- * highlight: the row is shown unmarked, without them.
+ * (sql/search-text.ts shownSegment; a row holding a marker character is shown plain). A
+ * segment whose headline is not its stored text after all (it held the `<` stand-in, say) is
+ * shown unmarked, exactly as stored.
  */
 function shown(segments: readonly Segment[]): { attribute: string; marked: string } {
   const first = segments[0];
   if (first === undefined) return { attribute: '', marked: '' };
-  const plain = segments.some((g) => g.text.includes(OPEN) || g.text.includes(CLOSE) || g.text.includes(LT));
+  const plain = segments.some((g) => holdsMarkers(g.text));
   const marked = segments.map((g) => {
-    if (plain) return g.text.replaceAll(OPEN, '').replaceAll(CLOSE, '').replaceAll(LT, '');
+    if (plain) return withoutMarkers(g.text);
     const back = g.marked.replaceAll(LT, '<');
     return unmark(back).snippet === g.text ? back : g.text;
   });

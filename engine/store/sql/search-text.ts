@@ -26,6 +26,13 @@ export function queryTerms(query: string): { text: string; phrase: boolean }[] {
 export const OPEN = '\u0001';
 export const CLOSE = '\u0002';
 
+/**
+ * A stored text holding a marker character itself would fake a highlight: such a record is
+ * shown plain, its own marker characters taken out (both backends, one rule).
+ */
+export const holdsMarkers = (text: string): boolean => text.includes(OPEN) || text.includes(CLOSE);
+export const withoutMarkers = (text: string): string => text.replaceAll(OPEN, '').replaceAll(CLOSE, '');
+
 /** A marked snippet → plain text and the [start, end) offsets (UTF-16, as JS strings index). */
 export function unmark(marked: string): { snippet: string; highlights: [number, number][] } {
   let out = '';

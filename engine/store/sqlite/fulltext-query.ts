@@ -1,7 +1,7 @@
 import type { FulltextInput } from '../port.js';
 import type { Db } from './database.js';
 import type { SearchHit } from '../../model/search-hit.js';
-import { CLOSE, fragment, JOIN, OPEN, queryTerms, shownSegment, unmark } from '../sql/search-text.js';
+import { CLOSE, fragment, holdsMarkers, JOIN, OPEN, queryTerms, shownSegment, unmark, withoutMarkers } from '../sql/search-text.js';
 
 /**
  * Running a cross-object search (contract.md §3) against the index fulltext.ts keeps.
@@ -26,8 +26,8 @@ function ftsExpression(query: string): string | null {
  * is shown unmarked (its own control characters taken out).
  */
 function shown(marked: string, text: string, attribute: string | null, layout: readonly string[]): { attribute: string; marked: string } {
-  const plain = text.includes(OPEN) || text.includes(CLOSE);
-  const source = plain ? text.replaceAll(OPEN, '').replaceAll(CLOSE, '') : marked;
+  const plain = holdsMarkers(text);
+  const source = plain ? withoutMarkers(text) : marked;
   if (attribute !== null) return { attribute, marked: fragment(source) };
   return shownSegment(source.split(JOIN), layout, plain);
 }
