@@ -1,6 +1,8 @@
-import { mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import pg from 'pg';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../support/postgres-db.js';
 import { api, atomicWrite, attributesOf, credentials, poll, runLines, start, tempProject, type Running } from './watch-helpers.js';
 
 /**
@@ -233,6 +235,37 @@ describe('schemasync dev after the schema folder or schemasync.yaml is removed a
       dev.child.kill('SIGINT');
       await dev.exited;
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('schemasync dev --database (contract.md §8)', () => {
+  it('syncs the declaration into PostgreSQL and keeps syncing saves there', async () => {
+    const db = await createTestDatabase('dev');
+    const dir = tempProject({ 'deal.yaml': deal({ title: 'text' }) });
+    const dev = start(['dev', '--port', '0', '--no-rate-limit', '--database', db.url], dir);
+    try {
+      const baseUrl = (await dev.waitFor(/server on (http:\/\/\S+\/v1)/, 'the server banner'))[1]!;
+      await dev.waitFor(/✓ synced crm v1/, 'the first sync');
+      const key = credentials(join(dir, '.schemasync')).apiKey;
+      writeFileSync(join(dir, 'schema', 'deal.yaml'), deal({ title: 'text', priority: 'integer' }));
+      await dev.waitFor(/✓ synced crm v2: \+1 attribute/, 'the save synced');
+      expect(await attributesOf(baseUrl, key, 'deal')).toEqual(['title', 'priority']);
+      // In the database, not in a SQLite file under the data folder.
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      try {
+        const cols = await c.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'r_deal' AND column_name IN ('title', 'priority') ORDER BY column_name");
+        expect(cols.rows.map((r: { column_name: string }) => r.column_name)).toEqual(['priority', 'title']);
+      } finally {
+        await c.end();
+      }
+      expect(existsSync(join(dir, '.schemasync', 'schemasync.db'))).toBe(false);
+    } finally {
+      dev.child.kill('SIGINT');
+      expect(await dev.exited).toBe(0);
+      rmSync(dir, { recursive: true, force: true });
+      await db.drop();
     }
   });
 });
