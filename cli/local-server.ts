@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';
-import { maskDatabaseUrl, parseDatabaseUrl, startLocalServer, type CreatedKeyReason, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
+import { DEFAULT_CONNECTIONS, MAX_CONNECTIONS, MIN_CONNECTIONS, maskDatabaseUrl, parseDatabaseUrl, startLocalServer, type CreatedKeyReason, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
 import { parseCorsOrigins, type CorsOrigins } from '../engine/server/cors.js';
 import { CliError } from './errors.js';
 
@@ -128,7 +128,30 @@ export function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): s
   return value;
 }
 
-/** The line serve and dev print for a PostgreSQL database: where, never the password. */
-export function databaseLine(database: string | undefined): string | undefined {
-  return database === undefined ? undefined : `database: ${maskDatabaseUrl(database)}`;
+/**
+ * `--database-connections <n>` of serve and dev, else env SCHEMASYNC_DATABASE_CONNECTIONS (the
+ * flag wins; an empty variable counts as unset): the most PostgreSQL connections this process
+ * opens (engine/store/postgres/connections.ts). The flag without a PostgreSQL database is
+ * refused (the SQLite file has one connection); the variable is ignored then, as a setting
+ * shared with other commands may be.
+ */
+export function databaseConnections(flag: string | undefined, env: NodeJS.ProcessEnv, database: string | undefined): number | undefined {
+  const [value, from] = flag !== undefined ? [flag, '--database-connections'] : [env['SCHEMASYNC_DATABASE_CONNECTIONS'] || undefined, 'SCHEMASYNC_DATABASE_CONNECTIONS'];
+  if (value === undefined) return undefined;
+  if (database === undefined) {
+    if (flag === undefined) return undefined;
+    throw new CliError('--database-connections applies to a PostgreSQL database only', { hint: 'Pass --database postgres://… as well, or leave --database-connections out (SQLite uses one connection).' });
+  }
+  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < MIN_CONNECTIONS || n > MAX_CONNECTIONS) {
+    throw new CliError(`${from} must be a whole number from ${MIN_CONNECTIONS} to ${MAX_CONNECTIONS}, got "${value}"`, {
+      hint: `Each process keeps two pools (one connection each at least); the default is ${DEFAULT_CONNECTIONS}. Processes × connections must fit the database's max_connections.`,
+    });
+  }
+  return n;
+}
+
+/** The line serve and dev print for a PostgreSQL database: where (never the password), and how many connections at most. */
+export function databaseLine(database: string | undefined, connections: number | undefined): string | undefined {
+  return database === undefined ? undefined : `database: ${maskDatabaseUrl(database)} (up to ${connections ?? DEFAULT_CONNECTIONS} connections)`;
 }

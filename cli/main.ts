@@ -182,6 +182,7 @@ const serveOptions = (cmd: Command): Command =>
     .option('--port <port>', 'port to listen on', '4400')
     .option('--data <dir>', 'folder for the SQLite database and files', '.schemasync')
     .option('--database <url>', 'a postgres:// URL: keep the data in PostgreSQL instead of SQLite (env SCHEMASYNC_DATABASE_URL); files stay under --data')
+    .option('--database-connections <n>', 'with --database: the most connections this process opens, default 20 (env SCHEMASYNC_DATABASE_CONNECTIONS)')
     .option('--no-rate-limit', 'turn off the per-IP rate limits')
     .option('--mcp-writes', 'let POST /v1/mcp offer write tools to keys that may write records')
     .option('--no-studio', 'do not serve Studio, the admin page at /_/')

@@ -4,7 +4,7 @@ import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { configPathOf, sameUrl } from '../instance.js';
 import { pickTarget, refuseUnwatched } from '../target.js';
-import { catchStopSignals, corsOrigins, databaseLine, databaseUrl, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
+import { catchStopSignals, corsOrigins, databaseConnections, databaseLine, databaseUrl, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
 import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, usualInstance } from '../watch-session.js';
 
 /**
@@ -23,6 +23,8 @@ export interface DevOptions {
   cors?: string;
   /** --database: a postgres:// URL (contract.md §8) */
   database?: string;
+  /** --database-connections: the most PostgreSQL connections this process opens */
+  databaseConnections?: string;
   quiet?: boolean;
   allowDestructive?: string | boolean;
   debounce?: string;
@@ -37,6 +39,7 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
   const debounceMs = parseDebounce(ctx.options.debounce);
   const cors = corsOrigins(ctx.options.cors);
   const database = databaseUrl(ctx.options.database, process.env);
+  const connections = databaseConnections(ctx.options.databaseConnections, process.env, database);
   const allowDestructive = parseAllowDestructive(ctx.options.allowDestructive);
   const configPath = configPathOf(ctx);
   const target = pickTarget(ctx, configPath, process.env);
@@ -49,7 +52,7 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
   const signals = catchStopSignals();
   let server;
   try {
-    server = await startServer({ dataDir, database, host, port, rateLimit: ctx.options.rateLimit !== false,
+    server = await startServer({ dataDir, database, databaseConnections: connections, host, port, rateLimit: ctx.options.rateLimit !== false,
       mcpWrites: ctx.options.mcpWrites === true, studio: ctx.options.studio !== false, logger: false, ...(cors ? { cors } : {}) });
   } catch (err) {
     signals.dispose();
@@ -63,7 +66,7 @@ export const run: CommandRun<DevOptions> = async (ctx) => {
     const shown = (p: string) => relative(ctx.cwd, p) || p;
     ctx.stdout.write(`schemasync dev: server on ${c.bold(server.baseUrl)}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}\n`);
     ctx.stdout.write(`data: ${shown(server.dataDir)}  credentials: ${shown(server.credentialsPath)} (mode 0600)\n`);
-    const dbLine = databaseLine(database);
+    const dbLine = databaseLine(database, connections);
     if (dbLine) ctx.stdout.write(`${dbLine}\n`);
     // contract.md §9: dev prints Studio's address at start.
     if (server.studioUrl) ctx.stdout.write(`studio: ${c.bold(server.studioUrl)} (sign in with the owner API key)\n`);

@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
-import { catchStopSignals, corsOrigins, databaseLine, databaseUrl, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
+import { catchStopSignals, corsOrigins, databaseConnections, databaseLine, databaseUrl, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
 
 /** `schemasync serve` (contract.md §4): the bundled local server. */
 export interface ServeOptions {
@@ -15,6 +15,8 @@ export interface ServeOptions {
   cors?: string;
   /** --database: a postgres:// URL (contract.md §8) */
   database?: string;
+  /** --database-connections: the most PostgreSQL connections this process opens */
+  databaseConnections?: string;
   quiet?: boolean;
 }
 
@@ -26,6 +28,7 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
   }
   const cors = corsOrigins(ctx.options.cors);
   const database = databaseUrl(ctx.options.database, process.env);
+  const connections = databaseConnections(ctx.options.databaseConnections, process.env, database);
   // Caught before the server listens, so a signal during start-up still closes the database.
   const signals = catchStopSignals();
   let server;
@@ -33,6 +36,7 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
     server = await startServer({
       dataDir: data,
       database,
+      databaseConnections: connections,
       host,
       port,
       rateLimit: ctx.options.rateLimit !== false,
@@ -53,7 +57,7 @@ export const run: CommandRun<ServeOptions> = async (ctx) => {
     `schemasync server listening on ${c.bold(server.baseUrl)}`,
     `data: ${server.dataDir}${ctx.options.rateLimit === false ? ' (rate limits off)' : ''}`,
   ];
-  const dbLine = databaseLine(database);
+  const dbLine = databaseLine(database, connections);
   if (dbLine) lines.push(dbLine);
   if (server.studioUrl) lines.push(`studio: ${c.bold(server.studioUrl)} (sign in with an API key)`);
   if (server.createdKey) {

@@ -9,7 +9,7 @@ import { createServer } from './app.js';
 import type { CorsOrigins } from './cors.js';
 
 /** The database URL's rule and masked form, for the commands that take `--database`. */
-export { maskDatabaseUrl, parseDatabaseUrl } from '../store/open.js';
+export { DEFAULT_CONNECTIONS, MAX_CONNECTIONS, MIN_CONNECTIONS, maskDatabaseUrl, parseDatabaseUrl } from '../store/open.js';
 
 /**
  * The reusable part of `schemasync serve` (and `schemasync dev`): open the store in a data
@@ -34,6 +34,8 @@ export interface LocalServerOptions {
    * SQLite file under dataDir. File bytes and credentials.json stay under dataDir either way.
    */
   database?: string | undefined;
+  /** `--database-connections`: with `database`, the most connections this process opens (default 20). */
+  databaseConnections?: number | undefined;
   /** How to open the database (default: engine/store/open.ts, which picks the backend); tests inject one. */
   openStore?: (location: StoreLocation) => Store | Promise<Store>;
   /**
@@ -100,7 +102,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   let store: Store;
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    store = await openStore({ path: join(dataDir, DATABASE_FILE), filesDir: join(dataDir, FILES_DIR), database: options.database });
+    store = await openStore({ path: join(dataDir, DATABASE_FILE), filesDir: join(dataDir, FILES_DIR), database: options.database, connections: options.databaseConnections });
   } catch (err) {
     throw asDataFolderError(dataDir, err, options.database === undefined);
   }

@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import { BlobStore } from './blobs.js';
 import type { Backend } from './port.js';
 import { openPostgresBackend } from './postgres/backend.js';
+import { poolSizes } from './postgres/connections.js';
 import { openCore } from './sql/open.js';
 import { SqlStore, type FilesOptions } from './sql/store.js';
 import { openSearchIndexNow, sqliteBackend } from './sqlite/backend.js';
@@ -76,12 +77,13 @@ export async function openBackendStore(
  */
 export async function openPostgresStore(options: {
   url: string;
-  max?: number;
+  /** The most connections this process opens, both pools together (postgres/connections.ts). */
+  connections?: number;
   filesDir?: string | false;
   maxUploadBytes?: number;
   notice?: (line: string) => void;
 }): Promise<Store> {
-  const backend = openPostgresBackend({ url: options.url, ...(options.max === undefined ? {} : { max: options.max }) });
+  const backend = openPostgresBackend({ url: options.url, ...poolSizes(options.connections) });
   try {
     // `path` names where the data lives in messages: never the password.
     return await openBackendStore(backend, {

@@ -6,6 +6,7 @@ import { classifySqliteError } from './sqlite/driver.js';
 import type { Store } from './types.js';
 
 export { maskDatabaseUrl, parseDatabaseUrl } from './postgres/connect-error.js';
+export { DEFAULT_CONNECTIONS, MAX_CONNECTIONS, MIN_CONNECTIONS } from './postgres/connections.js';
 
 /**
  * Where a server keeps its data (contract.md §4 `serve --data`, §8 `--database`): the
@@ -17,6 +18,8 @@ export interface StoreLocation {
   filesDir: string;
   /** A postgres:// URL (contract.md §8); absent: the embedded SQLite file. */
   database?: string | undefined;
+  /** With `database`: the most connections this process opens (postgres/connections.ts); default 20. */
+  connections?: number | undefined;
 }
 
 /**
@@ -28,7 +31,7 @@ export async function openStoreAt(location: StoreLocation): Promise<Store> {
   const url = parseDatabaseUrl(location.database);
   if ('problem' in url) throw new DatabaseUnavailableError(`the database URL ${url.problem}`, 'Pass --database postgres://user:password@host:5432/database.');
   try {
-    return await openPostgresStore({ url: url.url, filesDir: location.filesDir });
+    return await openPostgresStore({ url: url.url, filesDir: location.filesDir, ...(location.connections === undefined ? {} : { connections: location.connections }) });
   } catch (err) {
     throw describeConnectFailure(url, err) ?? err;
   }

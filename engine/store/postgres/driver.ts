@@ -14,8 +14,10 @@ const BACKOFF_CAP_MS = 250;
 export interface PostgresDriverOptions {
   /** `postgres://user:password@host:port/database` */
   url: string;
-  /** Connections in the pool (per process). */
+  /** Connections in the main pool (per process; default 10). */
   max?: number;
+  /** Connections in the pool of lone SERIALIZABLE statements (`serializable`; default: `max`). */
+  serialMax?: number;
   /** Called when an idle connection fails (the database went away); the pool replaces it. */
   onIdleError?: (err: Error) => void;
   /**
@@ -85,14 +87,14 @@ export class PostgresDriver implements Driver {
   constructor(options: PostgresDriverOptions) {
     this.options = options;
     this.opening = options.opening;
-    this.pool = this.newPool();
-    this.serialPool = this.newSerialPool();
+    this.pool = this.newPool(options.max ?? 10);
+    this.serialPool = this.newSerialPool(options.serialMax ?? options.max ?? 10);
     this.direct = this.over(this.pool);
   }
 
-  private newPool(): pg.Pool {
-    const { url, max, onIdleError } = this.options;
-    const pool = new pg.Pool({ connectionString: url, max: max ?? 10, types, connectionTimeoutMillis: 10_000, application_name: 'schemasync' });
+  private newPool(max: number): pg.Pool {
+    const { url, onIdleError } = this.options;
+    const pool = new pg.Pool({ connectionString: url, max, types, connectionTimeoutMillis: 10_000, application_name: 'schemasync' });
     const onIdle = onIdleError ?? (() => {});
     pool.on('error', (err) => onIdle(err));
     return pool;
@@ -213,8 +215,8 @@ export class PostgresDriver implements Driver {
     return checkedOut(this.serialPool, async (client) => ({ changes: (await client.query(this.prepared.query(this.sql(sql), params))).rowCount ?? 0 }));
   }
 
-  private newSerialPool(): pg.Pool {
-    const pool = this.newPool();
+  private newSerialPool(max: number): pg.Pool {
+    const pool = this.newPool(max);
     // Queued before any statement of whoever checks the new connection out (node-postgres runs
     // a client's queries in order). If it failed on a live connection, the statement would run
     // at the database's default level: `serializable`'s callers check the level in the
