@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
+import { relative } from 'node:path';
 import { ROLE_ACTIONS, type Action } from '../engine/server/permissions.js';
-import type { InstanceContext } from './instance.js';
-import { resolveInstance } from './instance.js';
+import type { Instance, InstanceContext } from './instance.js';
+import { credentialsCandidates, findCredentials, resolveInstance, sameUrl } from './instance.js';
 
 /**
  * The `hint:` lines the CLI adds to a service refusal it knows the remedy for
@@ -41,17 +43,60 @@ export function forbiddenHint(command: string, args: readonly string[]): string 
 
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1', '0.0.0.0']);
 
+const isLocal = (baseUrl: string | undefined): boolean => {
+  try {
+    return baseUrl !== undefined && LOCAL_HOSTS.has(new URL(baseUrl).hostname);
+  } catch {
+    return false;
+  }
+};
+
 /** A local server (`serve`/`dev`) is the one whose limits the user can switch off. */
 export function throttledHint(baseUrl: string | undefined): string {
-  let local = false;
-  try {
-    local = baseUrl !== undefined && LOCAL_HOSTS.has(new URL(baseUrl).hostname);
-  } catch {
-    local = false;
-  }
-  return local
+  return isLocal(baseUrl)
     ? 'The local server limits requests per client and minute, as the hosted service does; for development restart it with --no-rate-limit (schemasync dev --no-rate-limit), or wait a minute.'
     : 'The instance limits requests per client and minute; wait a minute and run it again.';
+}
+
+/** Where the base URL of a command came from, in the words the user set it with. */
+function urlSource(instance: Instance, ctx: InstanceContext): string {
+  switch (instance.from) {
+    case 'flag':
+      return '--base-url';
+    case 'env':
+      return 'SCHEMASYNC_BASE_URL';
+    case 'target':
+      return `the baseUrl of target ${instance.target?.name ?? '?'} in schemasync.yaml`;
+    case 'config':
+      return "schemasync.yaml's baseUrl";
+    case 'credentials': {
+      const file = credentialsCandidates(ctx).find((f) => existsSync(f));
+      return file === undefined ? 'credentials.json' : relative(ctx.cwd, file) || file;
+    }
+  }
+}
+
+/**
+ * No answer from the instance (status 0: refused, timed out, cut off). The commonest cause
+ * on a laptop: a local server started on another port than the project file names (`dev
+ * --port 4555` beside `baseUrl: …:4400`), or not started at all. The hint says where the URL
+ * came from and, when a local server's credentials name another address, that one.
+ */
+export function unreachableHint(ctx: InstanceContext): string | undefined {
+  let instance: Instance;
+  try {
+    instance = resolveInstance(ctx);
+  } catch {
+    return undefined;
+  }
+  const from = urlSource(instance, ctx);
+  if (!isLocal(instance.baseUrl)) return `The URL came from ${from}: check the address and that the instance is up.`;
+  const written = findCredentials(ctx)?.baseUrl;
+  if (typeof written === 'string' && written !== '' && !sameUrl(written, instance.baseUrl) && instance.from !== 'credentials') {
+    const change = instance.from === 'config' || instance.from === 'target' ? `, or set ${from} to it` : '';
+    return `The URL came from ${from}, but the local server here last started at ${written} (its credentials.json): pass --base-url ${written}${change}.`;
+  }
+  return `The URL came from ${from}. Start the local server with \`schemasync dev\` (or \`schemasync serve\`), or point --base-url (env SCHEMASYNC_BASE_URL) at the instance.`;
 }
 
 /** The hint for a failure from an instance, or undefined when the CLI knows no remedy. */
@@ -59,6 +104,7 @@ export function serviceHint(
   failure: { status: number; code?: string | undefined },
   command: { name: string; args: readonly string[]; ctx: InstanceContext },
 ): string | undefined {
+  if (failure.status === 0) return unreachableHint(command.ctx);
   if (failure.status === 403 && failure.code === 'SCHEMA_FORBIDDEN') return forbiddenHint(command.name, command.args);
   if (failure.status === 429) {
     let baseUrl: string | undefined;

@@ -39,6 +39,35 @@ describe('failures read as a person needs them', () => {
     }
   });
 
+  it('an unreachable instance gets a hint: where the URL came from, and the address a local server wrote when it differs', async () => {
+    // A project whose schemasync.yaml names the default port while its local server last
+    // started on another (`dev --port 4555` beside `baseUrl: …:4400`): the hint names that one.
+    const project = tempProject({ 'deal.yaml': DEAL });
+    try {
+      writeFileSync(join(project, 'schemasync.yaml'), `source: crm\nschema: schema\nbaseUrl: ${DOWN}\n`);
+      mkdirSync(join(project, '.schemasync'));
+      const written = 'http://127.0.0.1:2/v1';
+      writeFileSync(join(project, '.schemasync', 'credentials.json'), JSON.stringify({ baseUrl: written, apiKey: 'ssk_x_y' }));
+      const r = await cli(['records', 'list', 'deal'], project, noInstance);
+      expect(r.code).toBe(1);
+      expect(r.err.split('\n')).toEqual([
+        `Error: could not connect to ${DOWN}`,
+        `  hint: The URL came from schemasync.yaml's baseUrl, but the local server here last started at ${written} (its credentials.json): pass --base-url ${written}, or set schemasync.yaml's baseUrl to it.`,
+        '',
+      ]);
+      // The URL the credentials name, unreachable too: start the server.
+      rmSync(join(project, 'schemasync.yaml'));
+      writeFileSync(join(project, 'schemasync.yaml'), 'source: crm\nschema: schema\n');
+      const fromCreds = await cli(['plan'], project, noInstance);
+      expect(fromCreds.err).toContain(`Error: could not connect to ${written}\n  hint: The URL came from .schemasync/credentials.json. Start the local server with \`schemasync dev\``);
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+    // A remote instance: no local advice.
+    const remote = await cli(['keys', 'list'], dir, { ...noInstance, SCHEMASYNC_BASE_URL: 'http://schemasync.invalid/v1' });
+    expect(remote.err).toContain('hint: The URL came from SCHEMASYNC_BASE_URL: check the address and that the instance is up.');
+  });
+
   it('--format github prints an ::error:: line for a failure without a file', async () => {
     const down = await cli(['--base-url', DOWN, 'plan', '--format', 'github'], dir, noInstance);
     expect(down.code).toBe(1);
