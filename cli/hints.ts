@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { ROLE_ACTIONS, type Action } from '../engine/server/permissions.js';
 import type { Instance, InstanceContext } from './instance.js';
+import { isLoopbackUrl } from './loopback.js';
 import { credentialsCandidates, findCredentials, resolveInstance, sameUrl } from './instance.js';
 
 /**
@@ -41,19 +42,9 @@ export function forbiddenHint(command: string, args: readonly string[]): string 
   return `\`schemasync ${command}\` needs ${action}: a key with role ${rolesAllowing(action)}, and the ${action} scope if the key has scopes (schemasync keys create <name> --role … --scopes …).`;
 }
 
-const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1', '0.0.0.0']);
-
-const isLocal = (baseUrl: string | undefined): boolean => {
-  try {
-    return baseUrl !== undefined && LOCAL_HOSTS.has(new URL(baseUrl).hostname);
-  } catch {
-    return false;
-  }
-};
-
 /** A local server (`serve`/`dev`) is the one whose limits the user can switch off. */
 export function throttledHint(baseUrl: string | undefined): string {
-  return isLocal(baseUrl)
+  return isLoopbackUrl(baseUrl)
     ? 'The local server limits requests per client and minute, as the hosted service does; for development restart it with --no-rate-limit (schemasync dev --no-rate-limit), or wait a minute.'
     : 'The instance limits requests per client and minute; wait a minute and run it again.';
 }
@@ -90,7 +81,7 @@ export function unreachableHint(ctx: InstanceContext): string | undefined {
     return undefined;
   }
   const from = urlSource(instance, ctx);
-  if (!isLocal(instance.baseUrl)) return `The URL came from ${from}: check the address and that the instance is up.`;
+  if (!isLoopbackUrl(instance.baseUrl)) return `The URL came from ${from}: check the address and that the instance is up.`;
   const written = findCredentials(ctx)?.baseUrl;
   if (typeof written === 'string' && written !== '' && !sameUrl(written, instance.baseUrl) && instance.from !== 'credentials') {
     const change = instance.from === 'config' || instance.from === 'target' ? `, or set ${from} to it` : '';

@@ -4,6 +4,7 @@ import type { TargetConfig } from '../engine/model/declaration.js';
 import type { CommandContext } from './context.js';
 import { CliError } from './errors.js';
 import { parseYaml } from './yaml-text.js';
+import { isLoopbackUrl } from './loopback.js';
 
 /**
  * Which target of `targets:` a command runs against (contract.md §7): `--target NAME`, else
@@ -55,12 +56,7 @@ export function pickTarget(ctx: TargetContext, configPath: string, env: NodeJS.P
 /** `watch: false` refuses watch and dev; unset, only loopback instances may be watched (§7). */
 export function watchAllowed(target: PickedTarget): boolean {
   if (target.config.watch !== undefined) return target.config.watch;
-  try {
-    const host = new URL(target.config.baseUrl).hostname;
-    return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
-  } catch {
-    return false;
-  }
+  return isLoopbackUrl(target.config.baseUrl);
 }
 
 export function refuseUnwatched(target: PickedTarget, command: 'watch' | 'dev'): void {

@@ -141,7 +141,7 @@ function render(ctx: RecordsContext, object: string, file: string, r: ImportResu
     lines.push('  checked: types and constraints, required, unknown attributes, unique values (within the file and against stored records), relation ids exist; not checked without writing: document ids.');
   } else {
     const again = r.alreadyImported > 0 ? `; ${n(r.alreadyImported)} already imported by an earlier run (not written again)` : '';
-    lines.push(`imported ${n(r.imported)} of ${n(r.rows)} rows of ${source} into ${object} in ${seconds.toFixed(1)} s (${n(rate)} rows/s, ${n(r.batches)} batches)${again}; ${n(r.refused)} refused.`);
+    lines.push(`imported ${n(r.imported)} of ${n(r.rows)} rows of ${source} into ${object} in ${seconds.toFixed(1)} s (${n(rate)} rows/s, ${n(r.batches)} ${r.batches === 1 ? 'batch' : 'batches'})${again}; ${n(r.refused)} refused.`);
     if (r.stopped) {
       lines.push(`stopped at the first refused row (--on-error stop): ${whereItStopped(r)} Fix the refused rows in place (add or remove no line) and rerun: batches already written are replayed, not written again. Or pass --on-error skip.`);
     }
