@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { DbErrorKind, Driver, Executor, Param, TransactionOptions } from '../port.js';
+import { Checkpointer } from './checkpointer.js';
 import { openDatabase, type Db } from './database.js';
 import { sqliteDialect } from './dialect.js';
 import { join, lineOf, releaseLine, type Group, type Line, type Member } from './line.js';
@@ -34,9 +35,12 @@ export class SqliteDriver implements Driver {
   private readonly sql: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', Statement>;
   /** COMMITs run on this connection (benchmarks and tests read how many writes one carried). */
   commits = 0;
+  /** WAL checkpoints on a worker thread once this connection writes a lot (checkpointer.ts). */
+  readonly checkpointer: Checkpointer;
 
   constructor(path: string) {
     this.db = openDatabase(path);
+    this.checkpointer = new Checkpointer(this.db, path);
     this.line = lineOf(path);
     const p = (sql: string): Statement => this.db.prepare(sql);
     this.sql = {
@@ -247,6 +251,7 @@ export class SqliteDriver implements Driver {
   /** Marks this turn of the event loop as one that has committed (see transaction). */
   private committed(): void {
     this.commits++;
+    this.checkpointer.afterCommit();
     const line = this.line;
     if (line.committedThisTurn) return;
     line.committedThisTurn = true;
@@ -300,6 +305,7 @@ export class SqliteDriver implements Driver {
   }
 
   async close(): Promise<void> {
+    await this.checkpointer.stop();
     await this.enqueue(() => {
       this.statements.clear();
       if (this.db.open) {

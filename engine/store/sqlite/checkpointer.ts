@@ -1,0 +1,123 @@
+import { statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import type { Db } from './database.js';
+
+/**
+ * WAL checkpoints off the request path, for a store that writes a lot.
+ *
+ * In WAL mode SQLite copies the log back into the database file (a checkpoint: a write per
+ * page and two fsyncs) inside the COMMIT that takes the log past 1,000 pages. A bulk-create
+ * of 10,000 records writes about that much, so every such request paid a whole checkpoint
+ * in its own COMMIT, on the one thread that serves every request: 10–20 ms of a ~175 ms
+ * request (test/bench/compare/cases.mjs bulk-http, measured with checkpoints off).
+ *
+ * Once a store's log has grown past that size (it is a heavy writer: most stores never
+ * are, and pay nothing), a worker thread with a connection of its own runs a PASSIVE
+ * checkpoint every CHECK_MS, on the other core, and the store's own connection stops
+ * checkpointing in its COMMITs. Correctness does not depend on it: a checkpoint by any
+ * connection is an ordinary SQLite operation that never blocks or is blocked by writers
+ * and readers (PASSIVE copies only what no reader still needs), and the log simply grows
+ * until the next one. If the worker cannot start or dies, the store's connection goes back
+ * to checkpointing in its COMMITs (SQLite's default). `stop()` ends the worker before the
+ * store's connection closes, so that connection is the last one and removes the log.
+ */
+
+/** The log size that marks a heavy writer: SQLite's own checkpoint threshold (1,000 pages of 4 KiB). */
+const START_BYTES = 1000 * 4096;
+/** How often the worker checkpoints (a PASSIVE checkpoint with nothing to copy costs microseconds). */
+const CHECK_MS = 100;
+/** How often, at most, a COMMIT looks at the log's size (one stat call). */
+const LOOK_MS = 250;
+const SQLITE_DEFAULT_AUTOCHECKPOINT = 1000;
+
+// CommonJS, run by the worker (eval): better-sqlite3 is loaded from the path the store's
+// own module resolved, so it is the same package wherever schemasync is installed.
+const WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.module);
+const db = new Database(workerData.path, { fileMustExist: true });
+const checkpoint = () => db.pragma('wal_checkpoint(PASSIVE)');
+const timer = setInterval(checkpoint, workerData.everyMs);
+parentPort.on('message', () => {
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+`;
+
+const betterSqlite3 = (): string => createRequire(import.meta.url).resolve('better-sqlite3');
+
+export class Checkpointer {
+  private worker: Worker | undefined;
+  private off = false;
+  private stopping = false;
+  private nextLook = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly path: string,
+  ) {
+    // An in-memory or temporary database has no log file to copy.
+    this.off = path === '' || path === ':memory:' || path.startsWith('file::memory:');
+  }
+
+  /** After a COMMIT: start the worker the first time the log is found past START_BYTES. */
+  afterCommit(): void {
+    if (this.worker !== undefined || this.off) return;
+    const now = performance.now();
+    if (now < this.nextLook) return;
+    this.nextLook = now + LOOK_MS;
+    let size: number;
+    try {
+      size = statSync(`${this.path}-wal`).size;
+    } catch {
+      return;
+    }
+    if (size >= START_BYTES) this.start();
+  }
+
+  private start(): void {
+    let worker: Worker;
+    try {
+      worker = new Worker(WORKER, { eval: true, workerData: { module: betterSqlite3(), path: this.path, everyMs: CHECK_MS } });
+    } catch {
+      this.off = true;
+      return;
+    }
+    // The worker never keeps the process alive; close() ends it.
+    worker.unref();
+    worker.on('error', () => this.fallBack());
+    worker.on('exit', () => this.fallBack());
+    this.worker = worker;
+    this.db.pragma('wal_autocheckpoint = 0');
+  }
+
+  /** The worker failed to open the database or died: the COMMITs checkpoint again. */
+  private fallBack(): void {
+    if (this.stopping || this.worker === undefined) return;
+    this.worker = undefined;
+    this.off = true;
+    if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
+  }
+
+  /** Ends the worker and waits for its connection to close (before the store's own closes). */
+  async stop(): Promise<void> {
+    const worker = this.worker;
+    this.off = true;
+    if (worker === undefined) return;
+    this.stopping = true;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    // Waited for: it keeps the process alive until its connection has closed.
+    worker.ref();
+    worker.postMessage('stop');
+    await exited;
+    this.worker = undefined;
+  }
+
+  /** Whether the worker runs (tests). */
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
+}

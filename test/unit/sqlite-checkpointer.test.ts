@@ -1,0 +1,72 @@
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteDriver } from '../../engine/store/sqlite/driver.js';
+
+/**
+ * WAL checkpoints on a worker thread (engine/store/sqlite/checkpointer.ts), on a real database
+ * file: a heavy writer's COMMITs stop copying the log back, a second connection on another
+ * thread does it meanwhile, nothing is lost, and the store falls back to SQLite's own
+ * checkpoints when the worker is gone.
+ */
+let dir: string;
+let path: string;
+let driver: SqliteDriver;
+const ROW = 'x'.repeat(2000);
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ss-ckpt-'));
+  path = join(dir, 'db.sqlite');
+  driver = new SqliteDriver(path);
+  await driver.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+});
+afterEach(async () => {
+  await driver.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let next = 0;
+/** About `mb` megabytes of rows in one transaction. */
+const write = (d: SqliteDriver, mb: number): Promise<unknown> =>
+  d.transaction((tx) => tx.runBatch('INSERT INTO t (n, v) VALUES (?, ?)', Array.from({ length: mb * 500 }, () => [next++, ROW])));
+const autocheckpoint = (): number => driver.db.pragma('wal_autocheckpoint', { simple: true }) as number;
+
+async function until(what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(ok(), what).toBe(true);
+}
+
+describe('background WAL checkpoints', () => {
+  it('a light writer starts no worker: its COMMITs checkpoint as SQLite does by default', async () => {
+    for (let i = 0; i < 20; i++) await driver.run('INSERT INTO t (n, v) VALUES (?, ?)', [next++, 'small']);
+    expect(driver.checkpointer.running).toBe(false);
+    expect(autocheckpoint()).toBe(1000);
+  });
+
+  it('a heavy writer: the worker copies the log while the store stays open, its COMMITs do not, and nothing is lost', async () => {
+    await write(driver, 6);
+    expect(driver.checkpointer.running).toBe(true);
+    expect(autocheckpoint()).toBe(0);
+    // From here only the worker writes the database file (a WAL database's file changes only
+    // by checkpoints), so its growth while the store writes on is the worker's doing.
+    const before = statSync(path).size;
+    for (let i = 0; i < 3; i++) await write(driver, 2);
+    await until('the database file took the log in', () => statSync(path).size >= before + 5 * 1024 * 1024);
+    await driver.close();
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    driver = new SqliteDriver(path);
+    expect(await driver.get<{ n: number }>('SELECT count(*) AS n FROM t')).toEqual({ n: 12 * 500 });
+  });
+
+  it('a worker that dies: the COMMITs checkpoint again', async () => {
+    await write(driver, 5);
+    expect(driver.checkpointer.running).toBe(true);
+    const worker = (driver.checkpointer as unknown as { worker: { terminate(): Promise<number> } }).worker;
+    await worker.terminate();
+    await until('the fallback', () => !driver.checkpointer.running);
+    expect(autocheckpoint()).toBe(1000);
+    await write(driver, 1);
+    expect(await driver.get<{ n: number }>('SELECT count(*) AS n FROM t')).toEqual({ n: 6 * 500 });
+  });
+});
