@@ -41,14 +41,16 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** What the index holds, read on a connection of its own: rows, FTS5's own check, the gate. */
-function inspect(): { rows: string[]; gate: number; intact: boolean } {
+/** What the index holds, read on a connection of its own: rows, FTS5's own check, the gate, the record triggers. */
+function inspect(): { rows: string[]; gate: number; intact: boolean; triggers: string[] } {
   const db = new Database(path);
   try {
     const rows = (db.prepare('SELECT object, record_id, text FROM _ss_search WHERE document_id IS NULL ORDER BY record_id').all() as Record<string, string>[]).map(
       (r) => `${r['object']}/${r['record_id']}=${r['text']}`,
     );
     const gate = (db.prepare('SELECT COUNT(*) AS n FROM _ss_search_gate').get() as { n: number }).n;
+    // A bulk insert takes its table's INSERT trigger down and puts it back (fulltext-bulk.ts).
+    const triggers = (db.prepare("SELECT name FROM sqlite_schema WHERE type = 'trigger' AND name LIKE '_ss_search_a%_r_%' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     let intact = true;
     try {
       // rank 1: the FTS index is compared with its content table, row by row.
@@ -56,7 +58,7 @@ function inspect(): { rows: string[]; gate: number; intact: boolean } {
     } catch {
       intact = false;
     }
-    return { rows, gate, intact };
+    return { rows, gate, intact, triggers };
   } finally {
     db.close();
   }
@@ -92,11 +94,14 @@ const row = (i: number): Record<string, unknown> => ({
 describe('bulk writes keep the search index exact', () => {
   it('bulk-create indexes every text-like value of every record, and nothing else', async () => {
     await store.createRecord('deal', row(1000), actor); // rows before the batch stay as they were
+    const triggersBefore = inspect().triggers;
+    expect(triggersBefore).toEqual(['_ss_search_ad_r_deal', '_ss_search_ai_r_deal', '_ss_search_au_r_deal']);
     const made = await store.bulkCreate('deal', Array.from({ length: 300 }, (_, i) => row(i)), actor);
     const state = inspect();
     expect(state.rows.sort()).toEqual(await expectedRows());
     expect(state.intact).toBe(true);
     expect(state.gate).toBe(0);
+    expect(state.triggers).toEqual(triggersBefore);
     expect(await hitIds('"Deal number 43"')).toEqual([made[43]!.id]);
     expect(await hitIds('"Deal number 42"')).toEqual([]); // its title is null
     expect((await hitIds('red')).length).toBe(100);

@@ -154,22 +154,37 @@ export function objectTriggers(db: Db, o: StoredObject, attrs: readonly Attribut
   dropObjectTriggers(db, o.name);
   if (attrs.length === 0) return;
   const table = tableIdent(o.name);
-  // One row read per statement: `FROM (SELECT 1)` gives the trigger's NEW a row to select from.
-  const inserts = [insertRows(o, attrs, 'new', '(SELECT 1)'), ftsAdd(`object = ${lit(o.name)} AND record_rowid = new._rowid_`)].map((s) => `${s};`).join('\n  ');
   // Document rows carry no record_rowid, so this removes the record's row only.
   const del = removeRows(`object = ${lit(o.name)} AND record_rowid = old._rowid_`).map((s) => `${s};`).join('\n  ');
-  // While a bulk write of this object holds the gate, it indexes its rows itself (fulltext-bulk.ts).
-  const open = `WHEN NOT EXISTS (SELECT 1 FROM _ss_search_gate WHERE object = ${lit(o.name)})`;
-  db.exec(`CREATE TRIGGER ${triggerIdent(o.name, 'ai')} AFTER INSERT ON ${table} ${open} BEGIN\n  ${inserts}\nEND`);
+  db.exec(insertTriggerSql(o, attrs));
   db.exec(`CREATE TRIGGER ${triggerIdent(o.name, 'ad')} AFTER DELETE ON ${table} BEGIN\n  ${del}\nEND`);
   // Only a change of an indexed column re-indexes (a relation or number update costs nothing here).
   const cols = attrs.map((a) => sqlIdent(a.name)).join(', ');
-  db.exec(`CREATE TRIGGER ${triggerIdent(o.name, 'au')} AFTER UPDATE OF ${cols} ON ${table} ${open} BEGIN\n  ${del}\n  ${inserts}\nEND`);
+  db.exec(`CREATE TRIGGER ${triggerIdent(o.name, 'au')} AFTER UPDATE OF ${cols} ON ${table} ${gateOpen(o)} BEGIN\n  ${del}\n  ${indexInserts(o, attrs)}\nEND`);
+}
+
+/** The trigger's two statements indexing the record NEW. One row read per statement: `FROM (SELECT 1)` gives NEW a row to select from. */
+const indexInserts = (o: StoredObject, attrs: readonly AttributeSpec[]): string =>
+  [insertRows(o, attrs, 'new', '(SELECT 1)'), ftsAdd(`object = ${lit(o.name)} AND record_rowid = new._rowid_`)].map((s) => `${s};`).join('\n  ');
+
+/** While a push or a bulk update holds the object's gate, the trigger stands but does nothing (fulltext-bulk.ts, fulltext-schema.ts). */
+const gateOpen = (o: StoredObject): string => `WHEN NOT EXISTS (SELECT 1 FROM _ss_search_gate WHERE object = ${lit(o.name)})`;
+
+/** The AFTER INSERT trigger of `o`'s table for the layout `attrs` (a bulk insert takes it down and puts it back: fulltext-bulk.ts). */
+export function insertTriggerSql(o: StoredObject, attrs: readonly AttributeSpec[]): string {
+  return `CREATE TRIGGER ${triggerIdent(o.name, 'ai')} AFTER INSERT ON ${tableIdent(o.name)} ${gateOpen(o)} BEGIN\n  ${indexInserts(o, attrs)}\nEND`;
+}
+
+/** The name of `o`'s AFTER INSERT trigger as sqlite_schema holds it, and as SQL. */
+export function insertTrigger(object: string): { name: string; ident: string } {
+  const ident = triggerIdent(object, 'ai');
+  return { name: ident.slice(1, -1).replaceAll('""', '"'), ident };
 }
 
 /**
  * Where a bulk write's statements come from: the driver's statement cache (driver.ts `stmt`,
- * emptied after every DDL, so a statement never outlives the schema it was prepared for).
+ * emptied after every DDL that can change a table's columns, so a statement never outlives
+ * the shape it was prepared for; a bulk insert's trigger DDL keeps it, fulltext-bulk.ts).
  * Each batch runs the same ~8 statements; preparing them afresh (an FTS5 INSERT among them)
  * was ~30 ms of CPU per 100 batches. The schema-change paths, which run once per change,
  * prepare directly. A cached statement is shared with the driver's own calls of the same
