@@ -112,6 +112,10 @@ export function corsOrigins(value: string | undefined): CorsOrigins | undefined 
   return parsed.origins;
 }
 
+/** A setting of serve and dev and what gave it: the flag wins over the variable; an empty variable counts as unset. */
+const flagOrEnv = (flag: string | undefined, flagName: string, env: NodeJS.ProcessEnv, envName: string): [string | undefined, string] =>
+  flag !== undefined ? [flag, flagName] : [env[envName] || undefined, envName];
+
 /**
  * The database of serve and dev (contract.md §8): `--database`, else env
  * SCHEMASYNC_DATABASE_URL (the flag wins; an empty variable counts as unset); undefined
@@ -119,7 +123,7 @@ export function corsOrigins(value: string | undefined): CorsOrigins | undefined 
  * before anything starts, named without its password.
  */
 export function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  const [value, from] = flag !== undefined ? [flag, '--database'] : [env['SCHEMASYNC_DATABASE_URL'] || undefined, 'SCHEMASYNC_DATABASE_URL'];
+  const [value, from] = flagOrEnv(flag, '--database', env, 'SCHEMASYNC_DATABASE_URL');
   if (value === undefined) return undefined;
   const parsed = parseDatabaseUrl(value);
   if ('problem' in parsed) {
@@ -136,7 +140,7 @@ export function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): s
  * shared with other commands may be.
  */
 export function databaseConnections(flag: string | undefined, env: NodeJS.ProcessEnv, database: string | undefined): number | undefined {
-  const [value, from] = flag !== undefined ? [flag, '--database-connections'] : [env['SCHEMASYNC_DATABASE_CONNECTIONS'] || undefined, 'SCHEMASYNC_DATABASE_CONNECTIONS'];
+  const [value, from] = flagOrEnv(flag, '--database-connections', env, 'SCHEMASYNC_DATABASE_CONNECTIONS');
   if (value === undefined) return undefined;
   if (database === undefined) {
     if (flag === undefined) return undefined;

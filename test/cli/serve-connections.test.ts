@@ -1,60 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startServeProcess } from '../api/serve-process.js';
 import { createTestDatabase } from '../support/postgres-db.js';
 
 /**
- * `serve --database-connections <n>` (and env SCHEMASYNC_DATABASE_CONNECTIONS): the most
- * PostgreSQL connections one process opens, both of its pools together — what a team sizes
- * against max_connections or a pooler. A real serve process on the run's cluster under
- * concurrent clients, its connections counted in pg_stat_activity while they run.
+ * `serve --database-connections <n>`: the most PostgreSQL connections one process opens, both
+ * of its pools together — what a team sizes against max_connections or a pooler. A real serve
+ * process on the run's cluster under concurrent clients, its connections counted in
+ * pg_stat_activity while they run. (Refusals and the variable: serve-database.test.ts.)
  */
-const bin = join(import.meta.dirname, '..', '..', 'bin', 'schemasync');
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-const tempDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'schemasync-conns-'));
-  dirs.push(d);
-  return d;
-};
-
-interface Serve {
-  data: string;
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-function serve(args: string[], env: Record<string, string | undefined> = {}): Serve {
-  const data = tempDir();
-  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--data', data, '--no-studio', '--quiet', '--no-rate-limit', ...args], {
-    cwd: data,
-    env: { ...process.env, SCHEMASYNC_DATABASE_URL: undefined, SCHEMASYNC_DATABASE_CONNECTIONS: undefined, NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = once(child, 'close').then(([code]) => code as number | null);
-  return { data, child, stdout: () => out, stderr: () => err, exited };
-}
-
-async function listening(s: Serve): Promise<{ baseUrl: string; apiKey: string }> {
-  for (let i = 0; i < 400; i++) {
-    const m = /listening on (http:\/\/\S+\/v1)/.exec(s.stdout());
-    // The banner is written once the owner key is saved (credentials.json, contract.md §4).
-    if (m) return { baseUrl: m[1]!, apiKey: (JSON.parse(readFileSync(join(s.data, 'credentials.json'), 'utf8')) as { apiKey: string }).apiKey };
-    if (s.child.exitCode !== null) throw new Error(`serve exited: ${s.stderr()}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`serve did not start: ${s.stdout()} ${s.stderr()}`);
-}
 
 /**
  * Runs `work` while counting the server's connections to `database` every few milliseconds;
@@ -109,20 +68,20 @@ describe('serve --database-connections (PostgreSQL)', () => {
   it('holds the process to n connections under concurrent clients, and a larger n opens more', async () => {
     const runWith = async (n: number): Promise<{ peak: number; banner: string; rows: number }> => {
       const db = await createTestDatabase('conns');
-      const s = serve(['--database', db.url, '--database-connections', String(n)]);
+      const data = mkdtempSync(join(tmpdir(), 'schemasync-conns-'));
+      dirs.push(data);
+      const s = await startServeProcess(data, ['--database', db.url, '--database-connections', String(n), '--quiet', '--no-studio']);
       try {
-        const { baseUrl, apiKey } = await listening(s);
         const admin = new URL(db.url);
         admin.pathname = '/postgres';
-        const peak = await peakConnections(admin.toString(), db.name, () => busy(baseUrl, apiKey));
+        const peak = await peakConnections(admin.toString(), db.name, () => busy(s.baseUrl, s.ownerKey));
         const c = new pg.Client({ connectionString: db.url });
         await c.connect();
         const rows = (await c.query('SELECT count(*)::int AS n FROM r_deal')).rows[0].n as number;
         await c.end();
         return { peak, banner: s.stdout(), rows };
       } finally {
-        s.child.kill('SIGTERM');
-        expect(await s.exited).toBe(0);
+        s.stop();
         await db.drop();
       }
     };
@@ -136,47 +95,5 @@ describe('serve --database-connections (PostgreSQL)', () => {
     expect(eight.rows).toBe(20 + 20 * 50);
     expect(eight.peak).toBeGreaterThan(2);
     expect(eight.peak).toBeLessThanOrEqual(8);
-  });
-});
-
-describe('--database-connections refused or ignored', () => {
-  const refused = async (args: string[], env: Record<string, string> = {}): Promise<string[]> => {
-    const s = serve(args, env);
-    const code = await Promise.race([s.exited, new Promise<'started'>((r) => setTimeout(() => r('started'), 15_000))]);
-    if (code === 'started') {
-      s.child.kill('SIGTERM');
-      throw new Error(`serve started: ${s.stdout()}`);
-    }
-    expect(code).toBe(1);
-    const lines = s.stderr().trimEnd().split('\n');
-    expect(lines).toHaveLength(2);
-    expect(lines[1]).toMatch(/^ {2}hint: /);
-    return lines;
-  };
-  const url = 'postgres://app:secret@127.0.0.1:1/crm';
-
-  it('without a PostgreSQL database, as a flag: one line and a hint, exit 1', async () => {
-    const [line, hint] = await refused(['--database-connections', '4']);
-    expect(line).toBe('Error: --database-connections applies to a PostgreSQL database only');
-    expect(hint).toContain('--database postgres://');
-  });
-
-  it('not a whole number from 2 to 1000, from the flag or the variable', async () => {
-    expect((await refused(['--database', url, '--database-connections', '1']))[0]).toBe('Error: --database-connections must be a whole number from 2 to 1000, got "1"');
-    expect((await refused(['--database', url, '--database-connections', '2.5']))[0]).toBe('Error: --database-connections must be a whole number from 2 to 1000, got "2.5"');
-    expect((await refused(['--database', url], { SCHEMASYNC_DATABASE_CONNECTIONS: 'lots' }))[0]).toBe(
-      'Error: SCHEMASYNC_DATABASE_CONNECTIONS must be a whole number from 2 to 1000, got "lots"',
-    );
-  });
-
-  it('the variable without a database is ignored: serve starts on SQLite', async () => {
-    const s = serve([], { SCHEMASYNC_DATABASE_CONNECTIONS: 'lots' });
-    try {
-      await listening(s);
-      expect(s.stdout()).not.toContain('database:');
-    } finally {
-      s.child.kill('SIGTERM');
-      expect(await s.exited).toBe(0);
-    }
   });
 });

@@ -24,7 +24,7 @@ interface Ran {
 function run(command: 'serve' | 'dev', args: string[], env: Record<string, string | undefined> = {}): Promise<Ran> {
   const child = spawn(process.execPath, [bin, command, '--port', '0', '--data', dataDir, '--no-studio', ...args], {
     cwd: dataDir,
-    env: { ...process.env, SCHEMASYNC_DATABASE_URL: undefined, NO_COLOR: '1', ...env },
+    env: { ...process.env, SCHEMASYNC_DATABASE_URL: undefined, SCHEMASYNC_DATABASE_CONNECTIONS: undefined, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -94,5 +94,31 @@ describe('a database that cannot be used', () => {
     expect(line).toBe('Error: --database must be a postgres:// URL, got mysql:// (expected postgres://user:password@host:5432/database)');
     const env = await run('serve', [], { SCHEMASYNC_DATABASE_URL: 'not a url' });
     expect(expectOneErrorLine(env, 'not a url')).toBe('Error: SCHEMASYNC_DATABASE_URL is not a URL (expected postgres://user:password@host:5432/database)');
+  });
+});
+
+describe('--database-connections refused or ignored (serve-connections.test.ts: the bound itself)', () => {
+  const url = 'postgres://app:connsecret@127.0.0.1:1/crm';
+
+  it('without a PostgreSQL database, as a flag: one line and a hint, exit 1', async () => {
+    const r = await run('serve', ['--database-connections', '4']);
+    expect(expectOneErrorLine(r, 'connsecret')).toBe('Error: --database-connections applies to a PostgreSQL database only');
+    expect(r.stderr).toContain('--database postgres://');
+  });
+
+  it('not a whole number from 2 to 1000, from the flag or the variable', async () => {
+    for (const n of ['1', '2.5', '1001']) {
+      const r = await run('serve', ['--database', url, '--database-connections', n]);
+      expect(expectOneErrorLine(r, 'connsecret')).toBe(`Error: --database-connections must be a whole number from 2 to 1000, got "${n}"`);
+    }
+    const env = await run('dev', ['--database', url], { SCHEMASYNC_DATABASE_CONNECTIONS: 'lots' });
+    expect(expectOneErrorLine(env, 'connsecret')).toBe('Error: SCHEMASYNC_DATABASE_CONNECTIONS must be a whole number from 2 to 1000, got "lots"');
+  });
+
+  it('the variable without a database is ignored: serve starts on SQLite', async () => {
+    const r = await run('serve', [], { SCHEMASYNC_DATABASE_CONNECTIONS: 'lots' });
+    expect(r.stdout).toMatch(/listening on/);
+    expect(r.stdout).not.toContain('database:');
+    expect(r.stderr).not.toContain('Error');
   });
 });

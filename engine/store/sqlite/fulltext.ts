@@ -131,8 +131,9 @@ CREATE TRIGGER _ss_search_doc_au AFTER UPDATE ON _ss_documents BEGIN
 END;
 `;
 
-/** Trigger names derive from the table's (validated) name, so one object has one set. */
-const triggerIdent = (object: string, event: string): string => `"_ss_search_${event}_${tableIdent(object).slice(1)}`;
+/** Trigger names derive from the table's (validated, so unescaped) name, so one object has one set. */
+const triggerName = (object: string, event: string): string => `_ss_search_${event}_${tableIdent(object).slice(1, -1)}`;
+const triggerIdent = (object: string, event: string): string => `"${triggerName(object, event)}"`;
 
 /**
  * The INSERT … SELECT of the rows of the records of `o` that `from` and `where` (a prefix of a
@@ -176,10 +177,7 @@ export function insertTriggerSql(o: StoredObject, attrs: readonly AttributeSpec[
 }
 
 /** The name of `o`'s AFTER INSERT trigger as sqlite_schema holds it, and as SQL. */
-export function insertTrigger(object: string): { name: string; ident: string } {
-  const ident = triggerIdent(object, 'ai');
-  return { name: ident.slice(1, -1).replaceAll('""', '"'), ident };
-}
+export const insertTrigger = (object: string): { name: string; ident: string } => ({ name: triggerName(object, 'ai'), ident: triggerIdent(object, 'ai') });
 
 /**
  * Where a bulk write's statements come from: the driver's statement cache (driver.ts `stmt`,
