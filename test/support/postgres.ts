@@ -79,7 +79,13 @@ function tool(bin: string, name: string, args: string[]): void {
  */
 const SETTINGS = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=300', 'shared_buffers=32MB'];
 
-export async function startPostgres(): Promise<PostgresCluster> {
+/**
+ * `settings` replace the defaults above by name (a bench measuring reads uses PostgreSQL's own
+ * shared_buffers rather than the suite's memory-saving 32 MB) or add to them.
+ */
+export async function startPostgres(settings: readonly string[] = []): Promise<PostgresCluster> {
+  const nameOf = (s: string): string => s.slice(0, s.indexOf('='));
+  const chosen = [...SETTINGS.filter((s) => !settings.some((o) => nameOf(o) === nameOf(s))), ...settings];
   const bin = findPostgresBin();
   const root = mkdtempSync(join(tmpdir(), 'ss-pg-'));
   const data = join(root, 'data');
@@ -104,7 +110,7 @@ export async function startPostgres(): Promise<PostgresCluster> {
   const initdbMs = performance.now() - t0;
   let port = 0;
   const options = (): string =>
-    ['-c listen_addresses=127.0.0.1', `-c port=${port}`, `-c unix_socket_directories=${sock}`, ...SETTINGS.map((s) => `-c ${s}`)].join(' ');
+    ['-c listen_addresses=127.0.0.1', `-c port=${port}`, `-c unix_socket_directories=${sock}`, ...chosen.map((s) => `-c ${s}`)].join(' ');
   if (isRoot()) {
     const { uid, gid } = postgresIds();
     execFileSync('mkdir', ['-p', sock]);

@@ -38,10 +38,19 @@ async function until(what: string, ok: () => boolean): Promise<void> {
 }
 
 describe('background WAL checkpoints', () => {
-  it('a light writer starts no worker: its COMMITs checkpoint as SQLite does by default', async () => {
+  it('a light writer starts no worker: its COMMITs checkpoint, past four times the log SQLite lets grow', async () => {
     for (let i = 0; i < 20; i++) await driver.run('INSERT INTO t (n, v) VALUES (?, ?)', [next++, 'small']);
     expect(driver.checkpointer.running).toBe(false);
-    expect(autocheckpoint()).toBe(1000);
+    expect(autocheckpoint()).toBe(4000);
+  });
+
+  it('the COMMIT that first takes the log past 1,000 pages leaves it to the worker instead of copying it itself', async () => {
+    const before = statSync(path).size;
+    await write(driver, 5);
+    expect(driver.checkpointer.running).toBe(true);
+    // Only a checkpoint writes a WAL database's file, and the worker's first is CHECK_MS away.
+    expect(statSync(path).size).toBe(before);
+    expect(statSync(`${path}-wal`).size).toBeGreaterThan(5 * 1024 * 1024);
   });
 
   it('a heavy writer: the worker copies the log while the store stays open, its COMMITs do not, and nothing is lost', async () => {
