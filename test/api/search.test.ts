@@ -122,6 +122,11 @@ describe('POST /search and GET /global-search', () => {
     expect(ids(await search('quentin'))).toContain(mail);
   });
 
+  it('finds a hyphenated word whole and by its prefix, on either backend', async () => {
+    const id = await create('contact', { full_name: 'Hyphen Person', notes: 'sent the e-mail about our state-of-the-art co-op' });
+    for (const q of ['e-mail', 'e-mai', 'state-of-the', 'co-op', 'co-op e-mail']) expect(ids(await search(q)), q).toContain(id);
+  });
+
   it('finds a write at once: create, update, delete and the bulk routes', async () => {
     const id = await create('company', { name: 'Brandnewco' });
     expect(ids(await search('brandnewco'))).toEqual([id]);

@@ -211,6 +211,28 @@ describe('PostgreSQL full-text search', () => {
     expect(await d.transaction((tx) => fts.ensure(tx, [note]))).toBe(false);
   });
 
+  it("a text's own words find it, as a whole and by each word's prefix: hyphens, apostrophes, accents, emails, numbers", async () => {
+    const texts = ['e-mail', 'state-of-the-art design', "O'Brien's café", 'Crème-brûlée 2.0', 'x@example.com', 'v1.2.3-beta', 'foo--bar', 'a.b.c', 'naïve co-op', 'ÉCOLE', 'R&D', '3.14 π', 'semi-colon; here', 'x\ue001y'];
+    for (const text of texts) {
+      const q = await d.get<{ whole: boolean; prefix: boolean }>(
+        `SELECT (to_tsvector('schemasync_search', ?::text) @@ _ss_prefix_tsquery(?::text))::int AS whole,
+                (to_tsvector('schemasync_search', ?::text) @@ _ss_prefix_tsquery(regexp_replace(?::text, '(\\w)\\w\\b', '\\1', 'g')))::int AS prefix`,
+        [text, text, text, text],
+      );
+      expect(q, text).toEqual({ whole: 1, prefix: 1 });
+    }
+    await insert('note', 'hy', { body: 'Send the e-mail about the state-of-the-art co-op' });
+    for (const query of ['e-mail', 'e-mai', 'state-of-the', 'co-op']) expect((await search(query, ['note'])).map((h) => h.id), query).toContain('hy');
+  });
+
+  it('an index of the current layout whose prefix function is older gets this one on open, without a rebuild', async () => {
+    await insert('note', 'pf', { body: 'Quarterly prefixcheck' });
+    await d.exec("CREATE OR REPLACE FUNCTION _ss_prefix_tsquery(q text) RETURNS tsquery LANGUAGE sql STABLE AS $fn$ SELECT to_tsquery('simple', 'nothing') $fn$");
+    expect(await search('prefixch', ['note'])).toEqual([]);
+    expect(await d.transaction((tx) => fts.ensure(tx, [company, note]))).toBe(false);
+    expect((await search('prefixch', ['note'])).map((h) => h.id)).toEqual(['pf']);
+  });
+
   it('cuts a long text around the match, saying so with …', async () => {
     await insert('note', 'long', { body: `${'filler '.repeat(100)}the needle, found. ${'tail '.repeat(100)}` });
     const [h] = await search('needle');
