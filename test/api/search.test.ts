@@ -127,6 +127,21 @@ describe('POST /search and GET /global-search', () => {
     for (const q of ['e-mail', 'e-mai', 'state-of-the', 'co-op', 'co-op e-mail']) expect(ids(await search(q)), q).toContain(id);
   });
 
+  it('finds the words inside emails, URLs and dotted numbers, marked in the text as stored', async () => {
+    const person = await create('contact', { full_name: 'Parts Person', email: 'quentin@mailbox-co.example', notes: 'pi is 3.14; see <b>v2.7</b> & more' });
+    const site = await create('company', { name: 'Partsco', site: 'https://partsco.example/pricing?plan=team' });
+    const hit = (await search('mailbox')).find((h) => h.id === person);
+    expect(hit?.attribute).toBe('email');
+    expect(hit?.snippet).toBe('quentin@mailbox-co.example');
+    expect(hit?.highlights.map(([a, b]) => hit.snippet.slice(a, b))).toEqual(['mailbox']);
+    expect(ids(await search('pricing'))).toContain(site);
+    expect(ids(await search('plan team'))).toContain(site);
+    const pi = (await search('14')).find((h) => h.id === person);
+    expect(pi?.snippet).toBe('pi is 3.14; see <b>v2.7</b> & more');
+    expect(pi?.highlights.map(([a, b]) => pi.snippet.slice(a, b))).toEqual(['14']);
+    expect(ids(await search('"v2 7"'))).toContain(person);
+  });
+
   it('finds a write at once: create, update, delete and the bulk routes', async () => {
     const id = await create('company', { name: 'Brandnewco' });
     expect(ids(await search('brandnewco'))).toEqual([id]);

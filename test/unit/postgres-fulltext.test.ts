@@ -6,6 +6,7 @@ import { PostgresDriver } from '../../engine/store/postgres/driver.js';
 import { foldsAccents, postgresFulltext as fts } from '../../engine/store/postgres/fulltext.js';
 import { tableIdent } from '../../engine/store/sql/idents.js';
 import { setupDatabase } from '../../engine/store/postgres/setup.js';
+import { wordsSql, wordsText } from '../../engine/store/postgres/fulltext-words.js';
 import { createTestDatabase } from '../support/postgres-db.js';
 
 const attr = (name: string, spec: Partial<AttributeSpec> = {}): StoredObject['attributes'][number] => ({
@@ -215,14 +216,21 @@ describe('PostgreSQL full-text search', () => {
     const texts = ['e-mail', 'state-of-the-art design', "O'Brien's café", 'Crème-brûlée 2.0', 'x@example.com', 'v1.2.3-beta', 'foo--bar', 'a.b.c', 'naïve co-op', 'ÉCOLE', 'R&D', '3.14 π', 'semi-colon; here', 'x\ue001y'];
     for (const text of texts) {
       const q = await d.get<{ whole: boolean; prefix: boolean }>(
-        `SELECT (to_tsvector('schemasync_search', ?::text) @@ _ss_prefix_tsquery(?::text))::int AS whole,
-                (to_tsvector('schemasync_search', ?::text) @@ _ss_prefix_tsquery(regexp_replace(?::text, '(\\w)\\w\\b', '\\1', 'g')))::int AS prefix`,
+        `SELECT (to_tsvector('schemasync_search', ${wordsSql('?::text')}) @@ _ss_prefix_tsquery(?::text))::int AS whole,
+                (to_tsvector('schemasync_search', ${wordsSql('?::text')}) @@ _ss_prefix_tsquery(regexp_replace(?::text, '(\\w)\\w\\b', '\\1', 'g')))::int AS prefix`,
         [text, text, text, text],
       );
       expect(q, text).toEqual({ whole: 1, prefix: 1 });
     }
     await insert('note', 'hy', { body: 'Send the e-mail about the state-of-the-art co-op' });
     for (const query of ['e-mail', 'e-mai', 'state-of-the', 'co-op']) expect((await search(query, ['note'])).map((h) => h.id), query).toContain('hy');
+  });
+
+  it('reads the same characters as spaces in SQL (the index, the queries) and in JS (the headline check)', async () => {
+    const text = `${Array.from({ length: 126 }, (_, i) => String.fromCharCode(i + 1)).join('')}é’—«»\u00a0€£\ue000\u{1f389}東`;
+    const row = await d.get<{ w: string }>(`SELECT ${wordsSql('?::text')} AS w`, [text]);
+    expect(row?.w).toBe(wordsText(text));
+    expect([...wordsText(text)].filter((c, i) => c !== [...text][i]).length).toBe(32);
   });
 
   it('an index of the current layout whose prefix function is older gets this one on open, without a rebuild', async () => {

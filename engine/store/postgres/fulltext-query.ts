@@ -1,6 +1,7 @@
 import type { Executor, FulltextInput } from '../port.js';
 import type { SearchHit } from '../../model/search-hit.js';
 import { parseLayout } from '../sql/search-layout.js';
+import { wordsSql, wordsText } from './fulltext-words.js';
 import { CLOSE, fragment, holdsMarkers, JOIN, OPEN, queryTerms, shownSegment, unmark, withoutMarkers } from '../sql/search-text.js';
 
 /**
@@ -30,19 +31,12 @@ function tsQuery(query: string): { sql: string; params: string[] } | null {
   const parts: string[] = [];
   const params: string[] = [];
   for (const { text, phrase } of queryTerms(query)) {
-    parts.push(phrase ? `phraseto_tsquery(${CONFIG}, ?::text)` : '_ss_prefix_tsquery(?::text)');
+    parts.push(phrase ? `phraseto_tsquery(${CONFIG}, ${wordsSql('?::text')})` : '_ss_prefix_tsquery(?::text)');
     params.push(text);
   }
   return parts.length === 0 ? null : { sql: `WITH q AS MATERIALIZED (SELECT ${parts.join(' && ')} AS q) `, params };
 }
 
-/**
- * ts_headline takes out what its parser reads as an HTML tag, and the separator; a record's
- * text must come back as it is (contract §3: no markup added, none taken away): `<` goes to
- * the headline as this control character and comes back after, and a headline whose text is
- * not the stored text after all is not used (the text is shown unmarked).
- */
-const LT = '\u0003';
 /** The whole of each segment, every matching word marked: the snippet is cut in JS (sql/search-text.ts fragment), as on SQLite. */
 const HEADLINE = `StartSel=${OPEN}, StopSel=${CLOSE}, HighlightAll=true`;
 
@@ -89,7 +83,7 @@ export async function runFulltext(ex: Executor, input: FulltextInput): Promise<S
   // Each chosen row's segments (a record's attributes in layout order; a document's title is
   // one), each marked whole.
   const segments = await ex.all<Segment>(
-    `${q.sql}SELECT s.id, s.object, s.attribute, l.attributes AS layout, g.t AS text, ts_headline(${CONFIG}, replace(g.t, '<', chr(3)), q.q, '${HEADLINE}') AS marked ` +
+    `${q.sql}SELECT s.id, s.object, s.attribute, l.attributes AS layout, g.t AS text, ts_headline(${CONFIG}, ${wordsSql('g.t')}, q.q, '${HEADLINE}') AS marked ` +
       `FROM _ss_search s LEFT JOIN _ss_search_layout l ON l.object = s.object AND s.document_id IS NULL, q, ` +
       `LATERAL unnest(CASE WHEN s.document_id IS NULL THEN string_to_array(s.text, ?) ELSE ARRAY[s.text] END) WITH ORDINALITY AS g(t, n) ` +
       'WHERE s.id IN (SELECT jsonb_array_elements_text(?::jsonb)::bigint) ORDER BY s.id, g.n',
@@ -106,9 +100,7 @@ export async function runFulltext(ex: Executor, input: FulltextInput): Promise<S
 
 /**
  * The attribute a hit is shown in and its marked fragment, as the SQLite backend shows it
- * (sql/search-text.ts shownSegment; a row holding a marker character is shown plain). A
- * segment whose headline is not its stored text after all (it held the `<` stand-in, say) is
- * shown unmarked, exactly as stored.
+ * (sql/search-text.ts shownSegment; a row holding a marker character is shown plain).
  */
 function shown(segments: readonly Segment[]): { attribute: string; marked: string } {
   const first = segments[0];
@@ -116,9 +108,26 @@ function shown(segments: readonly Segment[]): { attribute: string; marked: strin
   const plain = segments.some((g) => holdsMarkers(g.text));
   const marked = segments.map((g) => {
     if (plain) return withoutMarkers(g.text);
-    const back = g.marked.replaceAll(LT, '<');
-    return unmark(back).snippet === g.text ? back : g.text;
+    return markedAsStored(g.marked, g.text);
   });
   if (first.attribute !== null) return { attribute: first.attribute, marked: fragment(marked[0]!) };
   return shownSegment(marked, first.layout === null ? [] : parseLayout(first.object, first.layout), plain);
+}
+
+/**
+ * The stored text with the marks ts_headline put into its words-only form (fulltext-words.ts):
+ * contract.md §3 wants the text as stored, no markup added or taken away. The two forms have
+ * the same length, so each mark goes to the same offset. A headline that is not that form
+ * after all is not used: the text is shown unmarked, exactly as stored.
+ */
+function markedAsStored(marked: string, text: string): string {
+  const { snippet, highlights } = unmark(marked);
+  if (snippet !== wordsText(text)) return text;
+  let out = '';
+  let at = 0;
+  for (const [start, end] of highlights) {
+    out += `${text.slice(at, start)}${OPEN}${text.slice(start, end)}${CLOSE}`;
+    at = end;
+  }
+  return out + text.slice(at);
 }

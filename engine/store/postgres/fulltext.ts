@@ -2,6 +2,7 @@ import type { StoredObject } from '../../model/stored.js';
 import type { Executor, FulltextPort } from '../port.js';
 import { keptLayout, layoutAttributes, noteLayoutChange, pendingLayout, textAttributes, type PendingLayout } from '../sql/search-layout.js';
 import { runFulltext } from './fulltext-query.js';
+import { wordsSql } from './fulltext-words.js';
 import { dropFunctions, dropTriggers, holdsText, objectTriggers, rebuildObjectRows, storedLayout, writeLayout } from './fulltext-rows.js';
 
 /**
@@ -40,8 +41,10 @@ import { dropFunctions, dropTriggers, holdsText, objectTriggers, rebuildObjectRo
  * Bumped when the layout below changes: an older (or no) layout is rebuilt on start.
  * 2: inserts indexed by a function per object.
  * 3: one row per record (its attributes' text joined) and `_ss_search_layout`, not one per attribute.
+ * 4: the parser reads ASCII punctuation as spaces (fulltext-words.ts): emails, URLs, hosts and
+ *    dotted numbers are indexed word by word, as FTS5 indexes them.
  */
-export const SEARCH_LAYOUT = 3;
+export const SEARCH_LAYOUT = 4;
 const SEARCH_CONFIG = 'schemasync_search';
 
 const TABLES_SQL = `
@@ -52,7 +55,7 @@ CREATE TABLE _ss_search (
   attribute text COLLATE "C",
   document_id text COLLATE "C",
   text text NOT NULL,
-  tsv tsvector GENERATED ALWAYS AS (to_tsvector('${SEARCH_CONFIG}', text)) STORED
+  tsv tsvector GENERATED ALWAYS AS (to_tsvector('${SEARCH_CONFIG}', ${wordsSql('text')})) STORED
 );
 CREATE INDEX _ss_search_record ON _ss_search(object, record_id);
 CREATE INDEX _ss_search_document ON _ss_search(document_id) WHERE document_id IS NOT NULL;
@@ -62,16 +65,16 @@ CREATE TABLE _ss_search_layout (object text COLLATE "C" PRIMARY KEY, attributes 
 
 /**
  * The tsquery of a user's word (fulltext-query.ts): its tokens in order, each a prefix. Made by
- * phraseto_tsquery — the same parser and configuration to_tsvector indexes the text with, so
- * the lexemes and their distances are the ones the text has — with `:*` put after each
- * lexeme in its text form (a lexeme is quoted, a quote in it doubled, and it holds no space,
- * so a quote before a space or the end closes one). One call, not a ts_debug per query, which
- * cost ~0.4 ms of every search's two statements. The layout 3 function built the chain from
- * ts_debug's rows and named a hyphenated word's parts twice ('e-mail' → 'e-mail' <-> 'e' <->
- * 'mail' <-> 'e' <-> 'mail'), five positions where the text has three: "e-mail" found nothing.
- * `ensure` replaces an older body in place (test/unit/postgres-fulltext.test.ts).
+ * phraseto_tsquery of its words-only form (fulltext-words.ts) — the parser and configuration
+ * the indexed text goes through, so the lexemes and their distances are the ones the text
+ * has — with `:*` put after each lexeme in its text form (a lexeme is quoted, a quote in it
+ * doubled, and it holds no space, so a quote before a space or the end closes one). One call,
+ * not a ts_debug per query, which cost ~0.4 ms of every search's two statements. The layout 3
+ * function built the chain from ts_debug's rows and named a hyphenated word's parts twice
+ * ('e-mail' → 'e-mail' <-> 'e' <-> 'mail' <-> 'e' <-> 'mail'), five positions where the text
+ * has three: "e-mail" found nothing. `ensure` replaces an older body in place.
  */
-const PREFIX_FUNCTION_BODY = `SELECT regexp_replace(phraseto_tsquery('${SEARCH_CONFIG}', q)::text, '''( |$)', ''':*\\1', 'g')::tsquery`;
+const PREFIX_FUNCTION_BODY = `SELECT regexp_replace(phraseto_tsquery('${SEARCH_CONFIG}', ${wordsSql('q')})::text, '''( |$)', ''':*\\1', 'g')::tsquery`;
 const PREFIX_FUNCTION_SQL = `CREATE OR REPLACE FUNCTION _ss_prefix_tsquery(q text) RETURNS tsquery LANGUAGE sql STABLE AS $fn$\n  ${PREFIX_FUNCTION_BODY}\n$fn$`;
 
 /** Brings an index of the current layout whose prefix function is an older one up to this one. */
