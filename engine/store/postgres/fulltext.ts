@@ -64,17 +64,19 @@ CREATE TABLE _ss_search_layout (object text COLLATE "C" PRIMARY KEY, attributes 
 `;
 
 /**
- * The tsquery of a user's word (fulltext-query.ts): its tokens in order, each a prefix. Made by
- * phraseto_tsquery of its words-only form (fulltext-words.ts) — the parser and configuration
- * the indexed text goes through, so the lexemes and their distances are the ones the text
- * has — with `:*` put after each lexeme in its text form (a lexeme is quoted, a quote in it
- * doubled, and it holds no space, so a quote before a space or the end closes one). One call,
- * not a ts_debug per query, which cost ~0.4 ms of every search's two statements. The layout 3
- * function built the chain from ts_debug's rows and named a hyphenated word's parts twice
- * ('e-mail' → 'e-mail' <-> 'e' <-> 'mail' <-> 'e' <-> 'mail'), five positions where the text
- * has three: "e-mail" found nothing. `ensure` replaces an older body in place.
+ * The tsquery of a user's word (fulltext-query.ts): its tokens in order, the last a prefix, as
+ * FTS5 reads the same word (`"e-mail"*`: `e` whole, then `mail` by prefix; so `e-mail` does
+ * not find `ecole mail`). Made by phraseto_tsquery of its words-only form
+ * (fulltext-words.ts) — the parser and configuration the indexed text goes through, so the
+ * lexemes and their distances are the ones the text has — with `:*` put after the last
+ * lexeme of its text form (lexemes are quoted, so the form ends in a quote). One call, not a
+ * ts_debug per query, which cost ~0.4 ms of every search's two statements. The layout 3
+ * function built the chain from ts_debug's rows, made every lexeme a prefix, and named a
+ * hyphenated word's parts twice ('e-mail' → 'e-mail' <-> 'e' <-> 'mail' <-> 'e' <-> 'mail'),
+ * five positions where the text has three: "e-mail" found nothing. `ensure` replaces an
+ * older body in place.
  */
-const PREFIX_FUNCTION_BODY = `SELECT regexp_replace(phraseto_tsquery('${SEARCH_CONFIG}', ${wordsSql('q')})::text, '''( |$)', ''':*\\1', 'g')::tsquery`;
+const PREFIX_FUNCTION_BODY = `SELECT regexp_replace(phraseto_tsquery('${SEARCH_CONFIG}', ${wordsSql('q')})::text, '''$', ''':*')::tsquery`;
 const PREFIX_FUNCTION_SQL = `CREATE OR REPLACE FUNCTION _ss_prefix_tsquery(q text) RETURNS tsquery LANGUAGE sql STABLE AS $fn$\n  ${PREFIX_FUNCTION_BODY}\n$fn$`;
 
 /** Brings an index of the current layout whose prefix function is an older one up to this one. */
