@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';
-import { DEFAULT_CONNECTIONS, MAX_CONNECTIONS, MIN_CONNECTIONS, maskDatabaseUrl, parseDatabaseUrl, startLocalServer, type CreatedKeyReason, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
+import { DEFAULT_CONNECTIONS, MAX_CONNECTIONS, MIN_CONNECTIONS, isConnectionCount, maskDatabaseUrl, parseDatabaseUrl, startLocalServer, type CreatedKeyReason, type LocalServer, type LocalServerOptions } from '../engine/server/local.js';
 import { parseCorsOrigins, type CorsOrigins } from '../engine/server/cors.js';
 import { CliError } from './errors.js';
 
@@ -147,7 +147,7 @@ export function databaseConnections(flag: string | undefined, env: NodeJS.Proces
     throw new CliError('--database-connections applies to a PostgreSQL database only', { hint: 'Pass --database postgres://… as well, or leave --database-connections out (SQLite uses one connection).' });
   }
   const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < MIN_CONNECTIONS || n > MAX_CONNECTIONS) {
+  if (!isConnectionCount(n)) {
     throw new CliError(`${from} must be a whole number from ${MIN_CONNECTIONS} to ${MAX_CONNECTIONS}, got "${value}"`, {
       hint: `Each process keeps two pools (one connection each at least); the default is ${DEFAULT_CONNECTIONS}. Processes × connections must fit the database's max_connections.`,
     });

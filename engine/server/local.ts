@@ -9,7 +9,7 @@ import { createServer } from './app.js';
 import type { CorsOrigins } from './cors.js';
 
 /** The database URL's rule and masked form, for the commands that take `--database`. */
-export { DEFAULT_CONNECTIONS, MAX_CONNECTIONS, MIN_CONNECTIONS, maskDatabaseUrl, parseDatabaseUrl } from '../store/open.js';
+export { DEFAULT_CONNECTIONS, MAX_CONNECTIONS, MIN_CONNECTIONS, isConnectionCount, maskDatabaseUrl, parseDatabaseUrl } from '../store/open.js';
 
 /**
  * The reusable part of `schemasync serve` (and `schemasync dev`): open the store in a data

@@ -6,7 +6,7 @@ import { classifySqliteError } from './sqlite/driver.js';
 import type { Store } from './types.js';
 
 export { maskDatabaseUrl, parseDatabaseUrl } from './postgres/connect-error.js';
-export { DEFAULT_CONNECTIONS, MAX_CONNECTIONS, MIN_CONNECTIONS } from './postgres/connections.js';
+export { DEFAULT_CONNECTIONS, MAX_CONNECTIONS, MIN_CONNECTIONS, isConnectionCount } from './postgres/connections.js';
 
 /**
  * Where a server keeps its data (contract.md §4 `serve --data`, §8 `--database`): the

@@ -80,12 +80,12 @@ function tool(bin: string, name: string, args: string[]): void {
 const SETTINGS = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=300', 'shared_buffers=32MB'];
 
 /**
- * `settings` replace the defaults above by name (a bench measuring reads uses PostgreSQL's own
- * shared_buffers rather than the suite's memory-saving 32 MB) or add to them.
+ * `settings` come after the defaults above, so one of the same name wins (PostgreSQL takes the
+ * last `-c` of a name): a bench measuring reads uses PostgreSQL's own shared_buffers rather
+ * than the suite's memory-saving 32 MB.
  */
 export async function startPostgres(settings: readonly string[] = []): Promise<PostgresCluster> {
-  const nameOf = (s: string): string => s.slice(0, s.indexOf('='));
-  const chosen = [...SETTINGS.filter((s) => !settings.some((o) => nameOf(o) === nameOf(s))), ...settings];
+  const chosen = [...SETTINGS, ...settings];
   const bin = findPostgresBin();
   const root = mkdtempSync(join(tmpdir(), 'ss-pg-'));
   const data = join(root, 'data');

@@ -15,9 +15,12 @@ export const MIN_CONNECTIONS = 2;
 /** Far above any database's max_connections default; a typo such as 20000 is refused. */
 export const MAX_CONNECTIONS = 1000;
 
+/** Whether `n` may be given as the connections of one process. */
+export const isConnectionCount = (n: number): boolean => Number.isSafeInteger(n) && n >= MIN_CONNECTIONS && n <= MAX_CONNECTIONS;
+
 /** The pools' sizes for at most `connections` connections in all. */
 export function poolSizes(connections = DEFAULT_CONNECTIONS): { max: number; serialMax: number } {
-  if (!Number.isInteger(connections) || connections < MIN_CONNECTIONS || connections > MAX_CONNECTIONS) {
+  if (!isConnectionCount(connections)) {
     throw new RangeError(`connections must be a whole number from ${MIN_CONNECTIONS} to ${MAX_CONNECTIONS}, got ${connections}`);
   }
   const serialMax = Math.floor(connections / 2);

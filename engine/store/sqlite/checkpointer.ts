@@ -98,8 +98,7 @@ export class Checkpointer {
     try {
       worker = new Worker(WORKER, { eval: true, workerData: { module: betterSqlite3(), path: this.path, everyMs: CHECK_MS } });
     } catch {
-      this.off = true;
-      this.db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
+      this.commitsCheckpoint();
       return;
     }
     // The worker never keeps the process alive; close() ends it.
@@ -114,6 +113,11 @@ export class Checkpointer {
   private fallBack(): void {
     if (this.stopping || this.worker === undefined) return;
     this.worker = undefined;
+    this.commitsCheckpoint();
+  }
+
+  /** No worker from here on: the store's COMMITs checkpoint as SQLite does by default. */
+  private commitsCheckpoint(): void {
     this.off = true;
     if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
   }
