@@ -299,6 +299,17 @@ describe('POST /search and GET /global-search', () => {
     expect((await search('concurrent', { limit: 100 })).length).toBe(12);
   });
 
+  it('answers 20 hits when no limit is given, on both routes (contract §3: limit 1..100, default 20)', async () => {
+    await s.defineObject('lot', [{ name: 'label', type: 'text' }]);
+    const r = await s.call('POST', '/records/lot/bulk-create', { body: { records: Array.from({ length: 25 }, (_, i) => ({ label: `plentiful lot ${i}` })) } });
+    expect(r.status, r.text).toBe(201);
+    expect(await search('plentiful')).toHaveLength(20);
+    const g = await s.call('GET', '/global-search?q=plentiful');
+    expect(g.status, g.text).toBe(200);
+    expect(g.body.data).toHaveLength(20);
+    expect(await search('plentiful', { limit: 100 })).toHaveLength(25);
+  });
+
   it('refuses an empty or blank query with a field error, and a limit out of 1..100', async () => {
     for (const query of ['', '   ', '\t\n']) {
       const r = await s.call('POST', '/search', { body: { query } });
