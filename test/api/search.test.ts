@@ -277,6 +277,30 @@ describe('POST /search and GET /global-search', () => {
     expectError(await s.call('POST', '/search', { body: { query: 'x', objects: ['no_such_object'] } }), { status: 404, code: 'SCHEMA_OBJECT_NOT_FOUND' });
   });
 
+  it('a document title is found only by a key that may read its object, named by the object it sits in', async () => {
+    const upload = async (object: string, record: string, title: string): Promise<void> => {
+      const form = new FormData();
+      form.append('file', new Blob(['%PDF-1.4'], { type: 'application/pdf' }), 'm.pdf');
+      form.append('title', title);
+      const up = await fetch(`${s.base}/upload/${object}/${record}/file`, { method: 'POST', headers: { authorization: `Bearer ${s.ownerKey}` }, body: form });
+      expect(up.status, await up.text()).toBe(201);
+    };
+    // `vault` has no text attribute: its records have no row of their own, only their documents do.
+    await s.defineObject('vault', [{ name: 'file', type: 'document' }]);
+    await s.defineObject('desk', [{ name: 'title', type: 'text' }, { name: 'file', type: 'document' }]);
+    const hidden = await create('vault', {});
+    const shown = await create('desk', { title: 'Zebra desk' });
+    await upload('vault', hidden, 'Zebra crossing plan');
+    await upload('desk', shown, 'Zebra crossing memo');
+    const role = await s.call('POST', '/roles', { body: { name: 'desk_reader', permissions: [{ object: 'desk', actions: ['read'] }] } });
+    expect(role.status, role.text).toBe(201);
+    const key = (await s.call('POST', '/keys', { body: { name: 'd', role: 'desk_reader' } })).body.data.secret as string;
+    expect((await search('crossing', {}, key)).map((h) => [h.object, h.id, h.attribute])).toEqual([['desk', shown, 'file']]);
+    expect((await search('crossing')).map((h) => [h.object, h.id]).sort()).toEqual([['desk', shown], ['vault', hidden]].sort());
+    expect(await search('crossing', { objects: ['vault'] }, key)).toEqual([]);
+    expect((await search('crossing', { objects: ['vault'] })).map((h) => [h.object, h.id])).toEqual([['vault', hidden]]);
+  });
+
   it('concurrent clients: each write is found by the search its writer sends next, and nothing twice', async () => {
     // Invariant: the index rows of a record commit in the record's own transaction, so once a
     // write is answered every later search sees it, whatever else interleaves.

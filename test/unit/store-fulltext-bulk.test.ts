@@ -45,7 +45,15 @@ afterEach(async () => {
 function inspect(): { rows: string[]; gate: number; intact: boolean; triggers: string[] } {
   const db = new Database(path);
   try {
-    const rows = (db.prepare('SELECT object, record_id, text FROM _ss_search WHERE document_id IS NULL ORDER BY record_id').all() as Record<string, string>[]).map(
+    // A record's row is named by its object's code and its rowid (fulltext.ts RowIds).
+    const rows = (
+      db
+        .prepare(
+          'SELECT l.object AS object, r.id AS record_id, s.text AS text FROM _ss_search s JOIN _ss_search_layout l ON l.code = s.id >> 32 ' +
+            'JOIN r_deal r ON r._rowid_ = s.id - (l.code << 32) WHERE s.id >= 4294967296 ORDER BY r.id',
+        )
+        .all() as Record<string, string>[]
+    ).map(
       (r) => `${r['object']}/${r['record_id']}=${r['text']}`,
     );
     const gate = (db.prepare('SELECT COUNT(*) AS n FROM _ss_search_gate').get() as { n: number }).n;
@@ -275,5 +283,61 @@ describe('the index layout on open', () => {
     const state = inspect();
     expect(state.rows.sort()).toEqual(await expectedRows());
     expect(state.intact).toBe(true);
+  });
+});
+
+// A row's id names its object by code and its record by rowid (engine/store/sqlite/fulltext.ts
+// RowIds): codes must never name another object's rows, and a rowid must never leave its range.
+describe('index row ids', () => {
+  const runtime = { kind: 'runtime' } as const;
+  const objectsOf = async (query: string): Promise<string[]> =>
+    (await store.globalSearch({ query, objects: null, limit: 100 })).map((h) => `${h.object}/${h.attribute}`).sort();
+  const codes = (): Record<string, number> => {
+    const db = new Database(path, { readonly: true });
+    try {
+      return Object.fromEntries((db.prepare('SELECT object, code FROM _ss_search_layout').all() as { object: string; code: number }[]).map((r) => [r.object, r.code]));
+    } finally {
+      db.close();
+    }
+  };
+
+  it('a code given up by a dropped object or one that lost its text goes to another, and no old row is found under it', async () => {
+    await store.createObject({ name: 'memo', attributes: [{ name: 'body', type: 'text' }] }, runtime);
+    await store.bulkCreate('memo', [{ body: 'Wombat one' }, { body: 'Wombat two' }], actor);
+    await store.bulkCreate('deal', [row(1), row(2)], actor);
+    expect(codes()).toEqual({ deal: 1, memo: 2 });
+    await store.deleteObject('memo', { force: true });
+    await store.createObject({ name: 'note', attributes: [{ name: 'text', type: 'text' }] }, runtime);
+    const [n] = await store.bulkCreate('note', [{ text: 'Quokka' }, { text: 'Numbat' }], actor);
+    expect(codes()).toEqual({ deal: 1, note: 2 });
+    expect(await objectsOf('wombat')).toEqual([]);
+    expect((await store.globalSearch({ query: 'quokka', objects: null, limit: 10 })).map((h) => [h.object, h.id])).toEqual([['note', n!.id]]);
+
+    // deal loses every text attribute but code; then code goes too (no layout, no code), and a new one comes.
+    for (const a of ['title', 'stage', 'tags', 'code']) await store.deleteAttribute('deal', a);
+    expect(codes()).toEqual({ note: 2 });
+    expect(await objectsOf('deal')).toEqual([]);
+    await store.addAttribute('deal', { name: 'summary', type: 'text' }, runtime);
+    await store.bulkCreate('deal', [{ summary: 'Bilby' }, { summary: 'Wallaby' }], actor);
+    expect(await objectsOf('bilby')).toEqual(['deal/summary']);
+    expect(await objectsOf('quokka')).toEqual(['note/text']);
+    expect(inspect().intact).toBe(true);
+  });
+
+  it('a record whose rowid would leave its range is refused, by the trigger and by the bulk pass, and nothing is written', async () => {
+    await store.bulkCreate('deal', [row(1), row(2)], actor);
+    await store.close();
+    const db = new Database(path);
+    // The last rowid that fits, then one past it (a rowid this store never draws by itself).
+    db.prepare("INSERT INTO r_deal (_rowid_, id, version, created_at, updated_at, code, title) VALUES (4294967295, '00000000-0000-7000-8000-000000000001', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'C-x', 'Edge of range')").run();
+    expect(() =>
+      db.prepare("INSERT INTO r_deal (_rowid_, id, version, created_at, updated_at, code, title) VALUES (4294967296, '00000000-0000-7000-8000-000000000002', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'C-y', 'Past it')").run(),
+    ).toThrow(/does not fit the search index/);
+    db.close();
+    store = openStore({ path, filesDir: false, notice: () => {} });
+    expect(await objectsOf('"edge of range"')).toEqual(['deal/title']);
+    await expect(store.bulkCreate('deal', [row(3), row(4)], actor)).rejects.toThrow();
+    expect((await store.search('deal', { limit: 10 })).records).toHaveLength(3);
+    expect(inspect().intact).toBe(true);
   });
 });

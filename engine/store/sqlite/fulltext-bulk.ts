@@ -2,7 +2,7 @@ import type { StoredObject } from '../../model/stored.js';
 import { tableIdent } from '../sql/idents.js';
 import type { Db } from './database.js';
 import { intColumn } from '../sql/rows.js';
-import { currentLayout, indexRows, insertTrigger, insertTriggerSql, removeRows, type Prepare } from './fulltext.js';
+import { currentLayout, indexRows, insertTrigger, insertTriggerSql, removeRows, requireRowids, RowIds, type Prepare, type Selection } from './fulltext.js';
 
 // A bulk write's share of the search index (fulltext.ts): one pass per batch instead of a
 // trigger run per record and attribute.
@@ -53,22 +53,35 @@ const NOTHING: BulkIndex = { finish: () => {} };
  */
 export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[], prepare: Prepare): BulkIndex {
   if (ids.length < 2) return NOTHING;
-  const attrs = currentLayout(prepare, o);
-  if (attrs.length === 0) return NOTHING;
+  const layout = currentLayout(prepare, o);
+  if (!layout || layout.attrs.length === 0) return NOTHING;
   if (!db.inTransaction) throw new Error('a bulk insert indexes inside its write transaction');
   const table = tableIdent(o.name);
   const floor = intColumn(prepare(`SELECT COALESCE(MAX(_rowid_), 0) AS n FROM ${table}`).get(), 'n');
+  requireRowids(floor + ids.length);
   const trigger = insertTrigger(o.name);
   const standing = prepare("SELECT 1 AS x FROM sqlite_schema WHERE type = 'trigger' AND name = ?").get(trigger.name) !== undefined;
   if (standing) db.exec(`DROP TRIGGER ${trigger.ident}`);
   return {
     finish: () => {
-      if (standing) db.exec(insertTriggerSql(o, attrs));
+      if (standing) db.exec(insertTriggerSql(o, layout));
       const above = intColumn(prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE _rowid_ > ?`).get(floor), 'n');
-      if (above === ids.length) indexRows(prepare, o, attrs, 'r._rowid_ > ? AND ', floor);
-      else indexRows(prepare, o, attrs, 'r.id IN (SELECT value FROM json_each(?)) AND ', JSON.stringify(ids));
+      const base = RowIds.base(layout.code);
+      // The batch's rows are the ids above the floor's, up to the end of the object's range.
+      const sel: Selection =
+        above === ids.length
+          ? { records: 'r._rowid_ > ? AND ', recordParams: [floor], ids: 'id > ? AND id < ?', idParams: [base + floor, RowIds.range(layout.code).params[1]] }
+          : listed(table, base, ids);
+      indexRows(prepare, o, layout, sel);
     },
   };
+}
+
+/** The records `ids` names (a bulk write's fallback, and a bulk update's batch). */
+function listed(table: string, base: number, ids: readonly string[]): Selection {
+  const list = JSON.stringify(ids);
+  const batch = 'SELECT value FROM json_each(?)';
+  return { records: `r.id IN (${batch}) AND `, recordParams: [list], ids: `id IN (SELECT ${base} + _rowid_ FROM ${table} WHERE id IN (${batch}))`, idParams: [list] };
 }
 
 /**
@@ -79,16 +92,15 @@ export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[],
  */
 export function bulkUpdateIndex(db: Db, o: StoredObject, ids: readonly string[], writesText: boolean, prepare: Prepare): BulkIndex {
   if (ids.length < 2 || !writesText) return NOTHING;
-  const attrs = currentLayout(prepare, o);
-  if (attrs.length === 0) return NOTHING;
+  const layout = currentLayout(prepare, o);
+  if (!layout || layout.attrs.length === 0) return NOTHING;
   const release = hold(db, prepare, o.name);
   return {
     finish: () => {
       release();
-      const list = JSON.stringify(ids);
-      const batch = 'SELECT value FROM json_each(?)';
-      for (const sql of removeRows(`object = ? AND record_rowid IN (SELECT _rowid_ FROM ${tableIdent(o.name)} WHERE id IN (${batch}))`)) prepare(sql).run(o.name, list);
-      indexRows(prepare, o, attrs, `r.id IN (${batch}) AND `, list);
+      const sel = listed(tableIdent(o.name), RowIds.base(layout.code), ids);
+      for (const sql of removeRows(sel.ids)) prepare(sql).run(...sel.idParams);
+      indexRows(prepare, o, layout, sel);
     },
   };
 }

@@ -1,5 +1,7 @@
 import type { FulltextInput } from '../port.js';
 import type { Db } from './database.js';
+import { tableIdent } from '../sql/idents.js';
+import { SPAN } from './fulltext.js';
 import type { SearchHit } from '../../model/search-hit.js';
 import { CLOSE, fragment, holdsMarkers, JOIN, OPEN, queryTerms, shownSegment, unmark, withoutMarkers } from '../sql/search-text.js';
 
@@ -33,6 +35,32 @@ function shown(marked: string, text: string, attribute: string | null, layout: r
 }
 
 /**
+ * The object and record id of each index row fetched: a document's row names them; a record's
+ * row names its object by code (joined) and its record by rowid, read from the object's table
+ * (RowIds in fulltext.ts). Only the rows of a page and its few spares are resolved.
+ */
+function recordIds(db: Db, rows: readonly FetchedRow[]): Map<number, string> {
+  const ids = new Map<number, string>();
+  const byObject = new Map<string, number[]>();
+  for (const r of rows) if (r.id === null && r.object !== null) byObject.set(r.object, [...(byObject.get(r.object) ?? []), r.rowid]);
+  for (const [object, rowids] of byObject) {
+    const got = db
+      .prepare(`SELECT _rowid_ AS n, id FROM ${tableIdent(object)} WHERE _rowid_ IN (SELECT value FROM json_each(?))`)
+      .all(JSON.stringify(rowids.map((rowid) => rowid % SPAN))) as { n: number; id: string }[];
+    const base = rowids[0]! - (rowids[0]! % SPAN);
+    for (const g of got) ids.set(base + g.n, g.id);
+  }
+  return ids;
+}
+
+interface FetchedRow {
+  rowid: number;
+  rank: number;
+  object: string | null;
+  id: string | null;
+}
+
+/**
  * Best first: FTS5's bm25 over each record's row (and each document's), the best row per
  * record kept. Ranking reads only the index and `_ss_search`; snippets are made for the
  * returned hits only.
@@ -40,9 +68,13 @@ function shown(marked: string, text: string, attribute: string | null, layout: r
 export function runFulltext(db: Db, input: FulltextInput): SearchHit[] {
   const expr = ftsExpression(input.query);
   if (expr === null || (input.objects !== null && input.objects.length === 0)) return [];
-  const scope = input.objects === null ? '' : ' AND s.object IN (SELECT value FROM json_each(?))';
+  // Scoped: a record's row by its object's code, a document's by the object it names.
+  const scope =
+    input.objects === null
+      ? ''
+      : ' AND ((_ss_fts.rowid >> 32) IN (SELECT code FROM _ss_search_layout WHERE object IN (SELECT value FROM json_each(?))) OR s.object IN (SELECT value FROM json_each(?)))';
   const params: unknown[] = [expr];
-  if (input.objects !== null) params.push(JSON.stringify(input.objects));
+  if (input.objects !== null) params.push(JSON.stringify(input.objects), JSON.stringify(input.objects));
   // A record matching in its row and in document titles yields several rows; a few extra rows
   // per hit are read so dedup still fills the page in the common case, and the loop reads more if not.
   const hits = new Map<string, { object: string; id: string; rowid: number; score: number }>();
@@ -52,16 +84,21 @@ export function runFulltext(db: Db, input: FulltextInput): SearchHit[] {
     // prefix (56,000 matches: 26 ms against 40; measured in test/bench/search.bench.mjs's data).
     // Unscoped, the ranking runs in FTS5 alone and only the page is joined to its rows;
     // scoped, each match is checked against the objects before it may take a place.
-    const cols = 's.object AS object, s.record_id AS id';
+    const named = (rowid: string): string =>
+      `COALESCE(s.object, (SELECT object FROM _ss_search_layout WHERE code = (${rowid} >> 32))) AS object, s.record_id AS id`;
     const sql =
       scope === ''
-        ? `SELECT f.rowid AS rowid, f.rank AS rank, ${cols} FROM (SELECT rowid, bm25(_ss_fts) AS rank FROM _ss_fts WHERE _ss_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN _ss_search s ON s.id = f.rowid ORDER BY f.rank`
-        : `SELECT _ss_fts.rowid AS rowid, bm25(_ss_fts) AS rank, ${cols} FROM _ss_fts JOIN _ss_search s ON s.id = _ss_fts.rowid WHERE _ss_fts MATCH ?${scope} ORDER BY rank LIMIT ?`;
-    const rows = db.prepare(sql).all(...params, fetch) as { rowid: number; rank: number; object: string; id: string }[];
+        ? `SELECT f.rowid AS rowid, f.rank AS rank, ${named('f.rowid')} FROM (SELECT rowid, bm25(_ss_fts) AS rank FROM _ss_fts WHERE _ss_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN _ss_search s ON s.id = f.rowid ORDER BY f.rank`
+        : `SELECT rowid, rank, ${named('rowid')} FROM (SELECT _ss_fts.rowid AS rowid, bm25(_ss_fts) AS rank, s.object AS object, s.record_id AS record_id FROM _ss_fts JOIN _ss_search s ON s.id = _ss_fts.rowid WHERE _ss_fts MATCH ?${scope} ORDER BY rank LIMIT ?) s ORDER BY rank`;
+    const rows = db.prepare(sql).all(...params, fetch) as FetchedRow[];
+    const ids = recordIds(db, rows);
     hits.clear();
     for (const r of rows) {
-      const key = `${r.object}\u0000${r.id}`;
-      if (!hits.has(key)) hits.set(key, { object: r.object, id: r.id, rowid: r.rowid, score: -r.rank });
+      const object = r.object;
+      const id = r.id ?? ids.get(r.rowid);
+      if (object === null || id === undefined) continue; // a row whose record is gone: none in one snapshot
+      const key = `${object}\u0000${id}`;
+      if (!hits.has(key)) hits.set(key, { object, id, rowid: r.rowid, score: -r.rank });
       if (hits.size === input.limit) break;
     }
     if (hits.size >= input.limit || rows.length < fetch) break;
@@ -73,7 +110,7 @@ export function runFulltext(db: Db, input: FulltextInput): SearchHit[] {
   const srows = db
     .prepare(
       `SELECT _ss_fts.rowid AS rowid, highlight(_ss_fts, 0, '${OPEN}', '${CLOSE}') AS marked, s.text AS text, s.attribute AS attribute, l.attributes AS layout ` +
-        `FROM _ss_fts JOIN _ss_search s ON s.id = _ss_fts.rowid LEFT JOIN _ss_search_layout l ON l.object = s.object ` +
+        `FROM _ss_fts JOIN _ss_search s ON s.id = _ss_fts.rowid LEFT JOIN _ss_search_layout l ON l.code = (_ss_fts.rowid >> 32) ` +
         `WHERE _ss_fts MATCH ? AND _ss_fts.rowid IN (SELECT value FROM json_each(?))`,
     )
     .all(expr, JSON.stringify(chosen.map((c) => c.rowid))) as { rowid: number; marked: string; text: string; attribute: string | null; layout: string | null }[];

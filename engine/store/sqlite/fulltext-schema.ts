@@ -3,7 +3,7 @@ import { holdsTextSql } from '../sql/search-rows.js';
 import { sqliteDialect } from './dialect.js';
 import { keptLayout, layoutAttributes, noteLayoutChange, pendingLayout, type PendingLayout } from '../sql/search-layout.js';
 import type { Db } from './database.js';
-import { direct, dropObjectTriggers, objectTriggers, rebuildObjectRows, removeRows, storedLayout, writeLayout } from './fulltext.js';
+import { direct, dropObjectTriggers, objectTriggers, rebuildObjectRows, removeRows, RowIds, storedLayout, writeLayout } from './fulltext.js';
 
 // The search index (fulltext.ts) through schema changes: which rows a change makes stale,
 // when they are rebuilt, and the record triggers made again for the object as it now is.
@@ -58,7 +58,7 @@ export function beforeAlterTable(db: Db, object: string, batch?: TriggerBatch): 
 function pendingOf(db: Db, object: string, batch: TriggerBatch | undefined): PendingLayout {
   const known = batch?.pending.get(object);
   if (known) return known;
-  const p = pendingLayout(storedLayout(direct(db), object));
+  const p = pendingLayout(storedLayout(direct(db), object)?.names);
   batch?.pending.set(object, p);
   return p;
 }
@@ -76,8 +76,9 @@ function settle(db: Db, o: StoredObject, p: PendingLayout): void {
     objectTriggers(db, o, rebuildObjectRows(db, o));
     return;
   }
-  if (kept.mustBeEmpty.length > 0) writeLayout(db, o.name, kept.layout);
-  objectTriggers(db, o, layoutAttributes(o, kept.layout));
+  // A kept layout has its code already (its rows are written by it); an appended name only lengthens it.
+  const code = kept.mustBeEmpty.length > 0 ? writeLayout(db, o.name, kept.layout) : storedLayout(direct(db), o.name)?.code;
+  objectTriggers(db, o, code === undefined ? undefined : { code, attrs: layoutAttributes(o, kept.layout) });
 }
 
 /**
@@ -115,7 +116,8 @@ export function afterObjectRename(db: Db, from: string, o: StoredObject, batch?:
   batch?.objects.delete(from);
   batch?.standing.delete(from);
   batch?.pending.delete(from);
-  db.prepare('UPDATE _ss_search SET object = ? WHERE object = ?').run(o.name, from);
+  // Record rows name their object by its code, which the layout row carries to the new name;
+  // document rows follow `_ss_documents.object` through its update trigger.
   db.prepare('UPDATE _ss_search_layout SET object = ? WHERE object = ?').run(o.name, from);
   if (p) batch?.pending.set(o.name, p);
   if (batch) batch.objects.set(o.name, o);
@@ -127,6 +129,12 @@ export function dropObjectIndex(db: Db, object: string, batch?: TriggerBatch): v
   batch?.standing.delete(object);
   batch?.pending.delete(object);
   dropObjectTriggers(db, object);
-  for (const sql of removeRows('object = ?')) db.prepare(sql).run(object);
+  const stored = storedLayout(direct(db), object);
+  if (stored) {
+    const range = RowIds.range(stored.code);
+    for (const sql of removeRows(range.where)) db.prepare(sql).run(...range.params);
+  }
+  // Its documents' rows go with their `_ss_documents` rows; any left are taken here too.
+  for (const sql of removeRows(`${RowIds.documents} AND object = ?`)) db.prepare(sql).run(object);
   writeLayout(db, object, []);
 }
