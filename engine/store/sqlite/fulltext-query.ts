@@ -1,7 +1,7 @@
 import type { FulltextInput } from '../port.js';
 import type { Db } from './database.js';
 import { tableIdent } from '../sql/idents.js';
-import { SPAN } from './fulltext.js';
+import { RowIds } from './fulltext.js';
 import type { SearchHit } from '../../model/search-hit.js';
 import { CLOSE, fragment, holdsMarkers, JOIN, OPEN, queryTerms, shownSegment, unmark, withoutMarkers } from '../sql/search-text.js';
 
@@ -35,24 +35,30 @@ function shown(marked: string, text: string, attribute: string | null, layout: r
 }
 
 /**
- * The object and record id of each index row fetched: a document's row names them; a record's
- * row names its object by code (joined) and its record by rowid, read from the object's table
- * (RowIds in fulltext.ts). Only the rows of a page and its few spares are resolved.
+ * The record ids of the fetched rows that name their record by rowid (record rows: RowIds in
+ * fulltext.ts), read from each object's table; a document's row names its record itself.
+ * Only a page and its few spares are resolved, one statement per object among them.
  */
 function recordIds(db: Db, rows: readonly FetchedRow[]): Map<number, string> {
   const ids = new Map<number, string>();
-  const byObject = new Map<string, number[]>();
-  for (const r of rows) if (r.id === null && r.object !== null) byObject.set(r.object, [...(byObject.get(r.object) ?? []), r.rowid]);
-  for (const [object, rowids] of byObject) {
+  const byObject = new Map<string, FetchedRow[]>();
+  for (const r of rows) {
+    if (r.id !== null || r.object === null) continue;
+    const list = byObject.get(r.object);
+    if (list) list.push(r);
+    else byObject.set(r.object, [r]);
+  }
+  for (const [object, list] of byObject) {
+    const rowidOf = new Map(list.map((r) => [RowIds.rowid(r.rowid), r.rowid]));
     const got = db
       .prepare(`SELECT _rowid_ AS n, id FROM ${tableIdent(object)} WHERE _rowid_ IN (SELECT value FROM json_each(?))`)
-      .all(JSON.stringify(rowids.map((rowid) => rowid % SPAN))) as { n: number; id: string }[];
-    const base = rowids[0]! - (rowids[0]! % SPAN);
-    for (const g of got) ids.set(base + g.n, g.id);
+      .all(JSON.stringify([...rowidOf.keys()])) as { n: number; id: string }[];
+    for (const g of got) ids.set(rowidOf.get(g.n)!, g.id);
   }
   return ids;
 }
 
+/** A fetched index row: a document's names its object and record; a record's only its object (by code). */
 interface FetchedRow {
   rowid: number;
   rank: number;
@@ -72,24 +78,24 @@ export function runFulltext(db: Db, input: FulltextInput): SearchHit[] {
   const scope =
     input.objects === null
       ? ''
-      : ' AND ((_ss_fts.rowid >> 32) IN (SELECT code FROM _ss_search_layout WHERE object IN (SELECT value FROM json_each(?))) OR s.object IN (SELECT value FROM json_each(?)))';
+      : ` AND (${RowIds.codeSql('_ss_fts.rowid')} IN (SELECT code FROM _ss_search_layout WHERE object IN (SELECT value FROM json_each(?))) OR s.object IN (SELECT value FROM json_each(?)))`;
   const params: unknown[] = [expr];
   if (input.objects !== null) params.push(JSON.stringify(input.objects), JSON.stringify(input.objects));
+  // Unscoped, the ranking runs in FTS5 alone and only the page is joined to its rows; scoped,
+  // each match is checked against the objects before it may take a place. bm25() named in the
+  // select sorts ~35% faster than FTS5's `rank` column over a broad prefix (56,000 matches:
+  // 26 ms against 40; measured in test/bench/search.bench.mjs's data).
+  const matches =
+    scope === ''
+      ? 'SELECT f.rowid AS rowid, f.rank AS rank, s.object AS object, s.record_id AS id FROM (SELECT rowid, bm25(_ss_fts) AS rank FROM _ss_fts WHERE _ss_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN _ss_search s ON s.id = f.rowid'
+      : `SELECT _ss_fts.rowid AS rowid, bm25(_ss_fts) AS rank, s.object AS object, s.record_id AS id FROM _ss_fts JOIN _ss_search s ON s.id = _ss_fts.rowid WHERE _ss_fts MATCH ?${scope} ORDER BY rank LIMIT ?`;
+  // A record's row names its object by code; a document's row names it itself.
+  const sql = `SELECT m.rowid AS rowid, m.rank AS rank, COALESCE(m.object, l.object) AS object, m.id AS id FROM (${matches}) m LEFT JOIN _ss_search_layout l ON l.code = ${RowIds.codeSql('m.rowid')} ORDER BY m.rank`;
   // A record matching in its row and in document titles yields several rows; a few extra rows
   // per hit are read so dedup still fills the page in the common case, and the loop reads more if not.
   const hits = new Map<string, { object: string; id: string; rowid: number; score: number }>();
   let fetch = input.limit * 3;
   for (;;) {
-    // bm25() named in the select sorts ~35% faster than FTS5's `rank` column over a broad
-    // prefix (56,000 matches: 26 ms against 40; measured in test/bench/search.bench.mjs's data).
-    // Unscoped, the ranking runs in FTS5 alone and only the page is joined to its rows;
-    // scoped, each match is checked against the objects before it may take a place.
-    const named = (rowid: string): string =>
-      `COALESCE(s.object, (SELECT object FROM _ss_search_layout WHERE code = (${rowid} >> 32))) AS object, s.record_id AS id`;
-    const sql =
-      scope === ''
-        ? `SELECT f.rowid AS rowid, f.rank AS rank, ${named('f.rowid')} FROM (SELECT rowid, bm25(_ss_fts) AS rank FROM _ss_fts WHERE _ss_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN _ss_search s ON s.id = f.rowid ORDER BY f.rank`
-        : `SELECT rowid, rank, ${named('rowid')} FROM (SELECT _ss_fts.rowid AS rowid, bm25(_ss_fts) AS rank, s.object AS object, s.record_id AS record_id FROM _ss_fts JOIN _ss_search s ON s.id = _ss_fts.rowid WHERE _ss_fts MATCH ?${scope} ORDER BY rank LIMIT ?) s ORDER BY rank`;
     const rows = db.prepare(sql).all(...params, fetch) as FetchedRow[];
     const ids = recordIds(db, rows);
     hits.clear();
@@ -110,7 +116,7 @@ export function runFulltext(db: Db, input: FulltextInput): SearchHit[] {
   const srows = db
     .prepare(
       `SELECT _ss_fts.rowid AS rowid, highlight(_ss_fts, 0, '${OPEN}', '${CLOSE}') AS marked, s.text AS text, s.attribute AS attribute, l.attributes AS layout ` +
-        `FROM _ss_fts JOIN _ss_search s ON s.id = _ss_fts.rowid LEFT JOIN _ss_search_layout l ON l.code = (_ss_fts.rowid >> 32) ` +
+        `FROM _ss_fts JOIN _ss_search s ON s.id = _ss_fts.rowid LEFT JOIN _ss_search_layout l ON l.code = ${RowIds.codeSql('_ss_fts.rowid')} ` +
         `WHERE _ss_fts MATCH ? AND _ss_fts.rowid IN (SELECT value FROM json_each(?))`,
     )
     .all(expr, JSON.stringify(chosen.map((c) => c.rowid))) as { rowid: number; marked: string; text: string; attribute: string | null; layout: string | null }[];

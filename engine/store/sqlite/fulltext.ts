@@ -82,12 +82,17 @@ export const SEARCH_LAYOUT = 5;
  * rows in one table, far past what this store is for). Codes stay under MAX_CODE, so every id
  * is a safe integer in JS (2^21 × 2^32 = 2^53).
  */
-export const SPAN = 2 ** 32;
+const SHIFT = 32;
+const SPAN = 2 ** SHIFT;
 const MAX_CODE = 2 ** 21 - 1;
 const TOO_FAR = 'a rowid past 2^32 does not fit the search index';
 export const RowIds = {
   /** The first id of object `code`'s range (its records' rowids are added to it). */
   base: (code: number): number => code * SPAN,
+  /** The record rowid an id holds (a record row's id; a document's id is its own rowid). */
+  rowid: (id: number): number => id % SPAN,
+  /** The code of the object a row id belongs to, in SQL (0 for a document's row). */
+  codeSql: (id: string): string => `(${id} >> ${SHIFT})`,
   /** The where clause (over `_ss_search.id`) of every record row of object `code`, with its two parameters. */
   range: (code: number): { where: string; params: number[] } => ({ where: 'id >= ? AND id < ?', params: [code * SPAN, (code + 1) * SPAN] }),
   /** Document rows, whatever their object. */
