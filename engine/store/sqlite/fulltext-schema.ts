@@ -3,7 +3,7 @@ import { holdsTextSql } from '../sql/search-rows.js';
 import { sqliteDialect } from './dialect.js';
 import { keptLayout, layoutAttributes, noteLayoutChange, pendingLayout, type PendingLayout } from '../sql/search-layout.js';
 import type { Db } from './database.js';
-import { direct, dropObjectTriggers, objectTriggers, rebuildObjectRows, removeRows, RowIds, storedLayout, writeLayout } from './fulltext.js';
+import { direct, dropObjectTriggers, objectTriggers, rebuildObjectRows, removeRecordRows, removeRows, RowIds, storedLayout, writeLayout } from './fulltext.js';
 
 // The search index (fulltext.ts) through schema changes: which rows a change makes stale,
 // when they are rebuilt, and the record triggers made again for the object as it now is.
@@ -129,11 +129,7 @@ export function dropObjectIndex(db: Db, object: string, batch?: TriggerBatch): v
   batch?.standing.delete(object);
   batch?.pending.delete(object);
   dropObjectTriggers(db, object);
-  const stored = storedLayout(direct(db), object);
-  if (stored) {
-    const range = RowIds.range(stored.code);
-    for (const sql of removeRows(range.where)) db.prepare(sql).run(...range.params);
-  }
+  removeRecordRows(db, object);
   // Its documents' rows go with their `_ss_documents` rows; any left are taken here too.
   for (const sql of removeRows(`${RowIds.documents} AND object = ?`)) db.prepare(sql).run(object);
   writeLayout(db, object, []);

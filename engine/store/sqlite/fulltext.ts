@@ -304,17 +304,21 @@ const everyRecord = (code: number): Selection => {
   return { records: '', recordParams: [], ids: range.where, idParams: range.params };
 };
 
+/** Every record row of `object` (by the code its layout holds) and their FTS5 entries; its layout row stays. */
+export function removeRecordRows(db: Db, object: string): void {
+  const stored = storedLayout(direct(db), object);
+  if (!stored) return;
+  const range = RowIds.range(stored.code);
+  for (const sql of removeRows(range.where)) db.prepare(sql).run(...range.params);
+}
+
 /**
  * The rows of `o`'s records made again from its table by its current text attributes (in
  * their order, which becomes the layout), after a change of what it indexes: the layout, or
  * undefined when nothing of `o` is indexed any more.
  */
 export function rebuildObjectRows(db: Db, o: StoredObject): Layout | undefined {
-  const stored = storedLayout(direct(db), o.name);
-  if (stored) {
-    const range = RowIds.range(stored.code);
-    for (const sql of removeRows(range.where)) db.prepare(sql).run(...range.params);
-  }
+  removeRecordRows(db, o.name);
   const attrs = textAttributes(o);
   const code = writeLayout(db, o.name, attrs.map((a) => a.name));
   if (code === undefined) return undefined;
