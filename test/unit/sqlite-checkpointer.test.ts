@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -66,6 +66,36 @@ describe('background WAL checkpoints', () => {
     expect(existsSync(`${path}-wal`)).toBe(false);
     driver = new SqliteDriver(path);
     expect(await driver.get<{ n: number }>('SELECT count(*) AS n FROM t')).toEqual({ n: 12 * 500 });
+  });
+
+  // The WAL header's checkpoint sequence number (bytes 12-15) goes up each time SQLite starts
+  // the log over (https://sqlite.org/fileformat2.html#walformat).
+  const logStarts = (): number => {
+    const fd = openSync(`${path}-wal`, 'r');
+    try {
+      const header = Buffer.alloc(16);
+      readSync(fd, header, 0, 16, 0);
+      return header.readUInt32BE(12);
+    } finally {
+      closeSync(fd);
+    }
+  };
+
+  it('under steady writes the log starts over after the worker\'s checkpoints, and its file is cut back', async () => {
+    await write(driver, 5);
+    expect(driver.checkpointer.running).toBe(true);
+    const first = logStarts();
+    // Small transactions back to back, never a pause the worker's checkpoint could finish in
+    // (a turn of the event loop between every 20, as a server's requests arrive): before the
+    // store copied the worker's tail, the log grew for as long as they went on.
+    const t0 = performance.now();
+    while (performance.now() - t0 < 1500) {
+      for (let i = 0; i < 20; i++) await driver.transaction((tx) => tx.run('INSERT INTO t (n, v) VALUES (?, ?)', [next++, ROW]));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(logStarts()).toBeGreaterThan(first);
+    // journal_size_limit: a log started over is cut back to 16 MB (more may be written since).
+    expect(driver.db.pragma('journal_size_limit', { simple: true })).toBe(4 * 4096 * 1000);
   });
 
   it('a worker that dies: the COMMITs checkpoint again', async () => {
