@@ -112,7 +112,13 @@ export class Checkpointer {
   afterCommit(): void {
     if (this.tail) {
       this.tail = false;
-      this.db.pragma('wal_checkpoint(PASSIVE)');
+      // After a COMMIT that landed: a checkpoint that fails (busy, an I/O error) must not turn
+      // the write into an error. The log then waits for the next one.
+      try {
+        this.db.pragma('wal_checkpoint(PASSIVE)');
+      } catch {
+        // left for the worker's next checkpoint
+      }
       return;
     }
     if (this.worker !== undefined || this.off) return;
