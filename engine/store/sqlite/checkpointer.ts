@@ -53,17 +53,38 @@ const AUTOCHECKPOINT_BEFORE_WORKER = 4 * SQLITE_DEFAULT_AUTOCHECKPOINT;
  */
 const KEEP_BYTES = 4 * START_BYTES;
 
+/** How many checkpoints in a row the worker runs to reach the log's end before it leaves the tail to the store. */
+const PASSES = 4;
+
+/**
+ * The worker's thread runs at a lower priority (Linux: a thread's own nice value, set through
+ * its id; elsewhere it stays as it is): its copying can wait for a quiet moment, the requests
+ * the store's thread serves cannot. Under full load it still gets its share (nice 10 is about
+ * a tenth of a core's time against nice 0), so the log is still copied back.
+ */
+const WORKER_NICE = 10;
+
 // CommonJS, run by the worker (eval): better-sqlite3 is loaded from the path the store's
 // own module resolved, so it is the same package wherever schemasync is installed.
-// After each checkpoint that copied anything it says so, and the store's connection copies
-// what was appended meanwhile (afterCommit). The worker cannot tell whether it reached the
-// end: a checkpoint reports the log as it was when it began.
+// A checkpoint reports the log as it was when it began, so the worker checks again: a second
+// pass that finds the same log means nothing was appended meanwhile, the log is copied to its
+// end, and the next write starts it over. A writer that kept appending through PASSES passes
+// leaves a tail: the worker says so, and the store's connection copies it (afterCommit).
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.path, { fileMustExist: true });
+try {
+  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
+  require('node:os').setPriority(tid, workerData.nice);
+} catch {}
 const checkpoint = () => {
-  const [r] = db.pragma('wal_checkpoint(PASSIVE)');
+  let [r] = db.pragma('wal_checkpoint(PASSIVE)');
+  for (let pass = 1; pass < workerData.passes && r && r.log > 0; pass++) {
+    const [again] = db.pragma('wal_checkpoint(PASSIVE)');
+    if (!again || again.log === r.log) return;
+    r = again;
+  }
   if (r && r.log > 0) parentPort.postMessage('tail');
 };
 const timer = setInterval(checkpoint, workerData.everyMs);
@@ -137,7 +158,7 @@ export class Checkpointer {
   private start(): void {
     let worker: Worker;
     try {
-      worker = new Worker(WORKER, { eval: true, workerData: { module: betterSqlite3(), path: this.path, everyMs: CHECK_MS } });
+      worker = new Worker(WORKER, { eval: true, workerData: { module: betterSqlite3(), path: this.path, everyMs: CHECK_MS, nice: WORKER_NICE, passes: PASSES } });
     } catch {
       this.commitsCheckpoint();
       return;
