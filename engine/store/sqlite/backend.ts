@@ -50,7 +50,7 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
   // the connection's queue from BEGIN to COMMIT (driver.ts), so no other call's hooks run
   // while it is set, and it is cleared whether the push commits or throws.
   let batch: TriggerBatch | undefined;
-  // A bulk write's index statements, from the driver's cache (fulltext.ts Prepare).
+  // The index's statements of a bulk write and of a search, from the driver's cache (fulltext.ts Prepare).
   const prepare = (sql: string) => driver.stmt(sql);
   const schema: SchemaDdl = {
     createRecordTable: (_tx, object, attributes) => ddl(() => createRecordTable(db, object, attributes)),
@@ -102,7 +102,7 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
           : bulkUpdateIndex(db, o, write.ids, textAttributes(o).some((a) => write.attributes.includes(a.name)), prepare);
       return Promise.resolve({ finish: () => sync(() => index.finish()) });
     },
-    query: (_ex, input) => Promise.resolve(runFulltext(db, input)),
+    query: (_ex, input) => Promise.resolve(runFulltext(prepare, input)),
   };
   return {
     name: 'sqlite',

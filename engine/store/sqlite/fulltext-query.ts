@@ -1,7 +1,6 @@
 import type { FulltextInput } from '../port.js';
-import type { Db } from './database.js';
 import { tableIdent } from '../sql/idents.js';
-import { RowIds } from './fulltext.js';
+import { RowIds, type Prepare } from './fulltext.js';
 import type { SearchHit } from '../../model/search-hit.js';
 import { CLOSE, fragment, holdsMarkers, JOIN, OPEN, queryTerms, shownSegment, unmark, withoutMarkers } from '../sql/search-text.js';
 
@@ -39,7 +38,7 @@ function shown(marked: string, text: string, attribute: string | null, layout: r
  * fulltext.ts), read from each object's table; a document's row names its record itself.
  * Only a page and its few spares are resolved, one statement per object among them.
  */
-function recordIds(db: Db, rows: readonly FetchedRow[]): Map<number, string> {
+function recordIds(prepare: Prepare, rows: readonly FetchedRow[]): Map<number, string> {
   const ids = new Map<number, string>();
   const byObject = new Map<string, FetchedRow[]>();
   for (const r of rows) {
@@ -50,9 +49,8 @@ function recordIds(db: Db, rows: readonly FetchedRow[]): Map<number, string> {
   }
   for (const [object, list] of byObject) {
     const rowidOf = new Map(list.map((r) => [RowIds.rowid(r.rowid), r.rowid]));
-    const got = db
-      .prepare(`SELECT _rowid_ AS n, id FROM ${tableIdent(object)} WHERE _rowid_ IN (SELECT value FROM json_each(?))`)
-      .all(JSON.stringify([...rowidOf.keys()])) as { n: number; id: string }[];
+    const sql = `SELECT _rowid_ AS n, id FROM ${tableIdent(object)} WHERE _rowid_ IN (SELECT value FROM json_each(?))`;
+    const got = prepare(sql).all(JSON.stringify([...rowidOf.keys()])) as { n: number; id: string }[];
     for (const g of got) ids.set(rowidOf.get(g.n)!, g.id);
   }
   return ids;
@@ -71,7 +69,7 @@ interface FetchedRow {
  * record kept. Ranking reads only the index and `_ss_search`; snippets are made for the
  * returned hits only.
  */
-export function runFulltext(db: Db, input: FulltextInput): SearchHit[] {
+export function runFulltext(prepare: Prepare, input: FulltextInput): SearchHit[] {
   const expr = ftsExpression(input.query);
   if (expr === null || (input.objects !== null && input.objects.length === 0)) return [];
   // Scoped: a record's row by its object's code, a document's by the object it names.
@@ -96,8 +94,8 @@ export function runFulltext(db: Db, input: FulltextInput): SearchHit[] {
   const hits = new Map<string, { object: string; id: string; rowid: number; score: number }>();
   let fetch = input.limit * 3;
   for (;;) {
-    const rows = db.prepare(sql).all(...params, fetch) as FetchedRow[];
-    const ids = recordIds(db, rows);
+    const rows = prepare(sql).all(...params, fetch) as FetchedRow[];
+    const ids = recordIds(prepare, rows);
     hits.clear();
     for (const r of rows) {
       const object = r.object;
@@ -113,13 +111,11 @@ export function runFulltext(db: Db, input: FulltextInput): SearchHit[] {
   const chosen = [...hits.values()];
   if (chosen.length === 0) return [];
   const found = new Map<number, { attribute: string; marked: string }>();
-  const srows = db
-    .prepare(
-      `SELECT _ss_fts.rowid AS rowid, highlight(_ss_fts, 0, '${OPEN}', '${CLOSE}') AS marked, s.text AS text, s.attribute AS attribute, l.attributes AS layout ` +
-        `FROM _ss_fts JOIN _ss_search s ON s.id = _ss_fts.rowid LEFT JOIN _ss_search_layout l ON l.code = ${RowIds.codeSql('_ss_fts.rowid')} ` +
-        `WHERE _ss_fts MATCH ? AND _ss_fts.rowid IN (SELECT value FROM json_each(?))`,
-    )
-    .all(expr, JSON.stringify(chosen.map((c) => c.rowid))) as { rowid: number; marked: string; text: string; attribute: string | null; layout: string | null }[];
+  const srows = prepare(
+    `SELECT _ss_fts.rowid AS rowid, highlight(_ss_fts, 0, '${OPEN}', '${CLOSE}') AS marked, s.text AS text, s.attribute AS attribute, l.attributes AS layout ` +
+      `FROM _ss_fts JOIN _ss_search s ON s.id = _ss_fts.rowid LEFT JOIN _ss_search_layout l ON l.code = ${RowIds.codeSql('_ss_fts.rowid')} ` +
+      `WHERE _ss_fts MATCH ? AND _ss_fts.rowid IN (SELECT value FROM json_each(?))`,
+  ).all(expr, JSON.stringify(chosen.map((c) => c.rowid))) as { rowid: number; marked: string; text: string; attribute: string | null; layout: string | null }[];
   for (const r of srows) found.set(r.rowid, shown(r.marked, r.text, r.attribute, r.layout === null ? [] : (JSON.parse(r.layout) as string[])));
   return chosen.map((c) => {
     const hit = found.get(c.rowid);
