@@ -15,8 +15,9 @@ import type { Db } from './database.js';
  *
  * Once a store's log has grown past that size (it is a heavy writer: most stores never
  * are, and pay nothing), a worker thread with a connection of its own runs a PASSIVE
- * checkpoint every CHECK_MS, on the other core, and the store's own connection stops
- * checkpointing in its COMMITs. Correctness does not depend on it: a checkpoint by any
+ * checkpoint every CHECK_MS (up to PASSES in a row), on the other core, and the store's own
+ * connection stops checkpointing in its COMMITs but for the rare tail the worker could not
+ * reach (`tail`). Correctness does not depend on it: a checkpoint by any
  * connection is an ordinary SQLite operation that never blocks or is blocked by writers
  * and readers (PASSIVE copies only what no reader still needs), and the log simply grows
  * until the next one. If the worker cannot start or dies, the store's connection goes back
@@ -103,14 +104,13 @@ export class Checkpointer {
   private stopping = false;
   private nextLook = 0;
   /**
-   * The worker's last checkpoint left frames in the log. SQLite starts the log over (writes
-   * from its beginning again) only when a write transaction begins on a log copied back to its
-   * end. Under steady writes a checkpoint on another thread never sees that end: frames are
+   * The worker's passes did not reach the log's end. SQLite starts the log over (writes from
+   * its beginning again) only when a write transaction begins on a log copied back to its end.
+   * Under steady writes a checkpoint on another thread never sees that end: frames are
    * appended while it copies, so the log grew without bound (3,300 single creates: 114 MB,
-   * against 4 MB with SQLite's own checkpoints) and every COMMIT appended to a longer file.
-   * So after the worker's checkpoint the store's connection copies the tail it left, right
-   * after its next COMMIT, when no write is under way: only the frames written while the
-   * worker copied, and then the next write starts the log over.
+   * against 4 MB with SQLite's own checkpoints). So the store's connection copies the tail
+   * right after its next COMMIT, when no write is under way: only the frames written during
+   * the worker's last pass, and then the next write starts the log over.
    */
   private tail = false;
 
