@@ -104,6 +104,32 @@ export function unignoredDataWarning(credentialsPath: string, shownDataDir: stri
   return `${shownDataDir} holds the database and the owner key (credentials.json) and sits in a git work tree without being ignored: add it to .gitignore so it is never committed`;
 }
 
+/** The flags `serve` and `dev` share (contract.md §4): where the server listens and what it serves. */
+export interface ServerOptions {
+  host: string;
+  port: string;
+  data: string;
+  rateLimit: boolean;
+  mcpWrites?: boolean;
+  studio: boolean;
+  /** --cors: `*` or origins, comma-separated */
+  cors?: string;
+  /** --database: a postgres:// URL (contract.md §8) */
+  database?: string;
+  /** --database-connections: the most PostgreSQL connections this process opens */
+  databaseConnections?: string;
+  quiet?: boolean;
+}
+
+/** `--port` of serve and dev: 0 asks the system for a free port. */
+export function portOf(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new CliError(`--port must be a whole number from 0 to 65535, got "${value}"`);
+  }
+  return port;
+}
+
 /** `--cors <origin,...>` of serve and dev (contract.md §3): undefined keeps the default (this machine's pages). */
 export function corsOrigins(value: string | undefined): CorsOrigins | undefined {
   if (value === undefined) return undefined;

@@ -4,7 +4,7 @@ import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
 import { configPathOf, sameUrl } from '../instance.js';
 import { pickTarget, refuseUnwatched } from '../target.js';
-import { catchStopSignals, corsOrigins, databaseConnections, databaseLine, databaseUrl, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
+import { catchStopSignals, corsOrigins, portOf, type ServerOptions, databaseConnections, databaseLine, databaseUrl, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
 import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor, usualInstance } from '../watch-session.js';
 
 /**
@@ -12,30 +12,14 @@ import { parseAllowDestructive, parseDebounce, runWatch, sdkPush, syncCommandFor
  * one process with one log. The request log is off (the sync lines are the log); the
  * server is the same one `serve` runs, so SDK, curl and the other commands reach it.
  */
-export interface DevOptions {
-  host: string;
-  port: string;
-  data: string;
-  rateLimit: boolean;
-  mcpWrites?: boolean;
-  studio: boolean;
-  /** --cors: `*` or origins, comma-separated */
-  cors?: string;
-  /** --database: a postgres:// URL (contract.md §8) */
-  database?: string;
-  /** --database-connections: the most PostgreSQL connections this process opens */
-  databaseConnections?: string;
-  quiet?: boolean;
+export interface DevOptions extends ServerOptions {
   allowDestructive?: string | boolean;
   debounce?: string;
 }
 
 export const run: CommandRun<DevOptions> = async (ctx) => {
   const { host } = ctx.options;
-  const port = Number(ctx.options.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new CliError(`--port must be a whole number from 0 to 65535, got "${ctx.options.port}"`);
-  }
+  const port = portOf(ctx.options.port);
   const debounceMs = parseDebounce(ctx.options.debounce);
   const cors = corsOrigins(ctx.options.cors);
   const database = databaseUrl(ctx.options.database, process.env);

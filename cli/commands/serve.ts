@@ -1,31 +1,13 @@
 import { relative } from 'node:path';
 import type { CommandRun } from '../context.js';
-import { CliError } from '../errors.js';
-import { catchStopSignals, corsOrigins, databaseConnections, databaseLine, databaseUrl, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
+import { catchStopSignals, corsOrigins, portOf, type ServerOptions, databaseConnections, databaseLine, databaseUrl, keyReasonLine, startServer, stopServer, unignoredDataWarning } from '../local-server.js';
 
 /** `schemasync serve` (contract.md §4): the bundled local server. */
-export interface ServeOptions {
-  host: string;
-  port: string;
-  data: string;
-  rateLimit: boolean;
-  mcpWrites?: boolean;
-  studio: boolean;
-  /** --cors: `*` or origins, comma-separated */
-  cors?: string;
-  /** --database: a postgres:// URL (contract.md §8) */
-  database?: string;
-  /** --database-connections: the most PostgreSQL connections this process opens */
-  databaseConnections?: string;
-  quiet?: boolean;
-}
+export type ServeOptions = ServerOptions;
 
 export const run: CommandRun<ServeOptions> = async (ctx) => {
   const { host, data } = ctx.options;
-  const port = Number(ctx.options.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new CliError(`--port must be a whole number from 0 to 65535, got "${ctx.options.port}"`);
-  }
+  const port = portOf(ctx.options.port);
   const cors = corsOrigins(ctx.options.cors);
   const database = databaseUrl(ctx.options.database, process.env);
   const connections = databaseConnections(ctx.options.databaseConnections, process.env, database);
