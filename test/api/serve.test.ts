@@ -243,6 +243,15 @@ describe('schemasync serve and dev on a data folder they cannot write', () => {
     expect(r.stderr).toContain(`Error: data folder ${underFile} is not writable (ENOTDIR: not a directory`);
   });
 
+  it('serve and dev refuse a --port outside 0–65535 before opening anything, exit 1', async () => {
+    for (const command of ['serve', 'dev']) {
+      const r = await runToEnd([command, '--port', '70000', '--data', join(root, 'never')], {}, root);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('--port must be a whole number from 0 to 65535, got "70000"');
+    }
+    expect(existsSync(join(root, 'never'))).toBe(false);
+  });
+
   const { as, skip } = unprivileged();
   if (skip) console.warn(`skipping the permission cases: ${skip}`);
 
