@@ -1,4 +1,5 @@
 import type { Param } from '../port.js';
+import { multiRowInsert } from '../sql/multi-row-insert.js';
 
 // Executor.runBatch's INSERT … VALUES on PostgreSQL (driver.ts): the rows of a batch in chunks,
 // each one statement.
@@ -8,9 +9,9 @@ const MAX_PARAMS = 60_000;
 const MAX_ROWS = 1000;
 
 /**
- * `INSERT INTO t (cols) VALUES (?, ?, …)` (the shared bulk-create statement) as the same
- * INSERT of a chunk of rows: `statement(n)` with n value tuples, or `fromJson` reading the
- * rows from one JSON parameter (asJsonRows). undefined for any other statement.
+ * The shared bulk-create statement (sql/multi-row-insert.ts) as PostgreSQL runs a chunk of it:
+ * `statement(n)` with n value tuples, or `fromJson` reading the rows from one JSON parameter
+ * (asJsonRows). undefined for any other statement.
  *
  * Why JSON: a multi-row VALUES of 1,000 rows binds 9,000 parameters, and PostgreSQL parses and
  * plans that text on every call (~6 ms of its CPU per 1,000 rows of 9 columns, a third of the
@@ -20,20 +21,15 @@ const MAX_ROWS = 1000;
  * (types follow the table as it is when planned, and PostgreSQL plans again after a push). The
  * rows go in in their order (ORDER BY the array's ordinality), as the VALUES tuples did.
  */
-export function multiRowInsert(sql: string): { perChunk: number; statement(n: number): string; columns: string[]; fromJson: string } | undefined {
-  const m = /^\s*(INSERT\s+INTO\s+("(?:[^"]|"")+")\s*\(([^()]*)\)\s+VALUES)\s*(\([^()]*\))\s*$/is.exec(sql);
-  if (!m) return undefined;
-  const [, head, table, cols, tuple] = m as unknown as [string, string, string, string, string];
-  const perTuple = tuple.split('?').length - 1;
-  if (perTuple === 0) return undefined;
-  const quoted = cols.split(',').map((c) => c.trim());
-  const columns = quoted.map((c) => (/^"(?:[^"]|"")+"$/.test(c) ? c.slice(1, -1).replaceAll('""', '"') : c));
-  if (columns.length !== perTuple || !columns.every((c) => /^[a-z][a-z0-9_]*$/.test(c))) return undefined;
-  const perChunk = Math.max(1, Math.min(MAX_ROWS, Math.floor(MAX_PARAMS / perTuple)));
+export function pgMultiRowInsert(sql: string): { perChunk: number; statement(n: number): string; columns: string[]; fromJson: string } | undefined {
+  const insert = multiRowInsert(sql);
+  if (!insert) return undefined;
+  const { table, quoted, columns, perRow } = insert;
+  const perChunk = Math.max(1, Math.min(MAX_ROWS, Math.floor(MAX_PARAMS / perRow)));
   const fromJson =
     `INSERT INTO ${table} (${quoted.join(', ')}) SELECT ${quoted.map((c) => `r.${c}`).join(', ')} ` +
     `FROM json_array_elements(?::json) WITH ORDINALITY AS e(v, n) CROSS JOIN LATERAL json_populate_record(NULL::${table}, e.v) AS r ORDER BY e.n`;
-  return { perChunk, statement: (n) => `${head} ${Array.from({ length: n }, () => tuple).join(', ')}`, columns, fromJson };
+  return { perChunk, statement: insert.statement, columns, fromJson };
 }
 
 /**
@@ -54,17 +50,4 @@ export function asJsonRows(columns: readonly string[], chunk: readonly Param[][]
     out[r] = o;
   }
   return JSON.stringify(out);
-}
-
-/** The rows in arrays of at most `size`, each row copied (a producer may reuse its array). */
-export function* chunks(rows: Iterable<readonly Param[]>, size: number): Generator<Param[][]> {
-  let chunk: Param[][] = [];
-  for (const r of rows) {
-    chunk.push([...r]);
-    if (chunk.length === size) {
-      yield chunk;
-      chunk = [];
-    }
-  }
-  if (chunk.length > 0) yield chunk;
 }

@@ -3,7 +3,8 @@ import type { DbErrorKind, Driver, Executor, Param, TransactionOptions } from '.
 import { postgresDialect } from './dialect.js';
 import { PlaceholderCache } from './placeholders.js';
 import { PreparedNames } from './prepared.js';
-import { asJsonRows, chunks, multiRowInsert } from './batch-insert.js';
+import { asJsonRows, pgMultiRowInsert } from './batch-insert.js';
+import { chunks } from '../sql/multi-row-insert.js';
 
 /** How often a transaction is run again after a serialization failure or a deadlock. */
 export const MAX_TRIES = 12;
@@ -123,7 +124,7 @@ export class PostgresDriver implements Driver {
       run,
       exec: async (sql: string) => void (await q.query(sql)),
       runBatch: async (sql: string, rows: Iterable<readonly Param[]>) => {
-        const insert = multiRowInsert(sql);
+        const insert = pgMultiRowInsert(sql);
         let changes = 0;
         if (insert === undefined) {
           // Not a plain INSERT … VALUES: one statement per row (in order, stopping at the first failure).
