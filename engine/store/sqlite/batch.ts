@@ -25,16 +25,16 @@ export type StatementOf = (sql: string, params?: number) => Statement;
  */
 export function runRows(statement: StatementOf, sql: string, rows: Iterable<readonly Param[]>): { changes: number } {
   const one = statement(sql, 0);
-  const insert = multiRowInsert(sql);
+  const insert = insertOf(one, sql);
   let changes = 0;
   if (insert === undefined) {
     // Spread, not the array: better-sqlite3 binds positional arguments ~10% faster.
     for (const params of rows) changes += one.run(...params).changes;
     return { changes };
   }
-  const width = insert.perRow;
-  const per = Math.max(1, Math.min(CHUNK_ROWS, Math.floor(CHUNK_PARAMS / width)));
-  const many = per > 1 ? statement(insert.statement(per)) : one;
+  const { width, per } = insert;
+  // Prepared (or found in the cache) at the first whole chunk: a single create never builds it.
+  let many: Statement | undefined;
   // One array for every chunk: run() binds it before it returns.
   const flat = new Array<Param>(per * width);
   let held = 0;
@@ -52,10 +52,24 @@ export function runRows(statement: StatementOf, sql: string, rows: Iterable<read
     const at = held * width;
     for (let i = 0; i < width; i++) flat[at + i] = params[i]!;
     if (++held === per) {
+      many ??= statement(insert.chunk);
       changes += many.run(flat).changes;
       held = 0;
     }
   }
   rest();
   return { changes };
+}
+
+/** What a one-row statement is as a bulk INSERT, read once per prepared statement (a single create runs it too). */
+const inserts = new WeakMap<Statement, { width: number; per: number; chunk: string } | null>();
+function insertOf(one: Statement, sql: string): { width: number; per: number; chunk: string } | undefined {
+  let known = inserts.get(one);
+  if (known === undefined) {
+    const insert = multiRowInsert(sql);
+    const per = insert ? Math.max(1, Math.min(CHUNK_ROWS, Math.floor(CHUNK_PARAMS / insert.perRow))) : 0;
+    known = insert && per > 1 ? { width: insert.perRow, per, chunk: insert.statement(per) } : null;
+    inserts.set(one, known);
+  }
+  return known ?? undefined;
 }
