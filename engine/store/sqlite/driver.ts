@@ -3,7 +3,8 @@ import type { DbErrorKind, Driver, Executor, Param, TransactionOptions } from '.
 import { Checkpointer } from './checkpointer.js';
 import { openDatabase, type Db } from './database.js';
 import { sqliteDialect } from './dialect.js';
-import { join, lineOf, releaseLine, type Group, type Line, type Member } from './line.js';
+import { GroupRunner } from './group.js';
+import { join, lineOf, releaseLine, type Group, type Line } from './line.js';
 import { runRows } from './batch.js';
 
 /** Prepared record statements kept (LRU); see stmt(). */
@@ -15,8 +16,6 @@ const CHUNK_ROWS = 50;
 const CHUNK_PARAMS = 999;
 /** At most this many writes share one COMMIT (see transaction). */
 export const GROUP_LIMIT = 64;
-/** After a turn's wait for joiners that nobody used, no waiting for this long (ms). */
-const QUIET_MS = 10;
 
 /**
  * The embedded backend's driver over one better-sqlite3 connection.
@@ -39,6 +38,8 @@ export class SqliteDriver implements Driver {
   private readonly sql: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', Statement>;
   /** COMMITs run on this connection (benchmarks and tests read how many writes one carried). */
   commits = 0;
+  /** How a group of writes runs (group.ts). */
+  private readonly groups: GroupRunner;
   /** WAL checkpoints on a worker thread once this connection writes a lot (checkpointer.ts). */
   readonly checkpointer: Checkpointer;
 
@@ -56,6 +57,8 @@ export class SqliteDriver implements Driver {
       release: p('RELEASE SAVEPOINT ss_group'),
       rollbackTo: p('ROLLBACK TO SAVEPOINT ss_group'),
     };
+    // Class fields (`direct`) are set before the constructor's body runs.
+    this.groups = new GroupRunner({ db: this.db, sql: this.sql, line: this.line, direct: this.direct, committed: () => this.committed() });
   }
 
   /**
@@ -96,7 +99,8 @@ export class SqliteDriver implements Driver {
 
   /**
    * A write transaction. Group commit: writes that opt in (`group`) and wait at the same
-   * time run in ONE transaction, each body in its own SAVEPOINT (`together`), so a
+   * time run in ONE transaction (group.ts: one after the other, each in a savepoint only when one
+   * of them failed), so a
    * transaction's fixed cost here (BEGIN/COMMIT, the commit's WAL frames, FTS5's segment
    * flush at commit) is paid once per group (up to GROUP_LIMIT writes).
    *
@@ -110,7 +114,7 @@ export class SqliteDriver implements Driver {
    * turn meet in the next group). "Under load" means another COMMIT already ran in this turn;
    * a lone write, or the first of a turn, runs at once exactly as before (no added latency),
    * and a turn's wait that nobody used (a caller looping over single writes) turns collecting
-   * off for QUIET_MS.
+   * off for a moment (group.ts QUIET_MS).
    *
    * Why this is as good as running the members one after the other: they DO run one after
    * the other, on this one connection, inside one transaction, so each sees every write of the
@@ -138,118 +142,9 @@ export class SqliteDriver implements Driver {
     }
     void this.enqueue(() => {
       if (line.open === group && !group.collecting) line.open = null;
-      return this.runGroup(group);
+      return this.groups.run(group);
     });
     return out;
-  }
-
-  /** One turn of the queue: the members, alone or together; settles each, never throws. */
-  private async runGroup(group: Group): Promise<void> {
-    if (group.members.length === 1 && !group.collecting) {
-      const only = group.members[0]!;
-      try {
-        only.resolve(await this.alone(only.fn));
-      } catch (err) {
-        only.reject(err);
-      }
-      return;
-    }
-    // Each round settles at least one member (see together): this ends.
-    let left = group;
-    while (left.members.length > 0) left = { driver: this, members: await this.together(left), collecting: false };
-  }
-
-  private async alone<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    this.sql.begin.run();
-    try {
-      const out = await fn(this.direct);
-      this.sql.commit.run();
-      this.committed();
-      return out;
-    } catch (err) {
-      // A failed COMMIT or a statement error may have ended the transaction already.
-      if (this.db.inTransaction) this.sql.rollback.run();
-      throw err;
-    }
-  }
-
-  /**
-   * Members in one transaction, each in a savepoint: a body that throws is rolled back to
-   * its savepoint alone and gets its own error; the others go on. Nobody is answered before
-   * the COMMIT; a failed COMMIT rejects every member that had succeeded (nothing landed).
-   * If a body's failure ended the whole transaction (SQLite does so on SQLITE_FULL, IOERR,
-   * NOMEM, some BUSY), the members that had succeeded lost their writes through no fault of
-   * their own: they are returned to run again in a fresh transaction (a transaction body may
-   * run more than once, engine/store/port.ts Driver.transaction); the failing one is settled.
-   */
-  private async together(group: Group): Promise<Member[]> {
-    const { members } = group;
-    const ok: { member: Member; value: unknown }[] = [];
-    const failed: { member: Member; err: unknown }[] = [];
-    const settle = (commitError?: unknown): void => {
-      for (const f of failed) f.member.reject(f.err);
-      for (const o of ok) commitError === undefined ? o.member.resolve(o.value) : o.member.reject(commitError);
-    };
-    try {
-      this.sql.begin.run();
-    } catch (err) {
-      this.closeGroup(group);
-      for (const m of members) m.reject(err);
-      return [];
-    }
-    for (let i = 0; ; i++) {
-      // A collecting group runs whoever joined while it waited, then waits no more.
-      if (i === members.length && group.collecting) await this.endOfTurn(group, i);
-      if (i === members.length) break;
-      const member = members[i]!;
-      try {
-        this.sql.savepoint.run();
-        const value = await member.fn(this.direct);
-        this.sql.release.run();
-        ok.push({ member, value });
-      } catch (err) {
-        failed.push({ member, err });
-        if (!this.db.inTransaction) {
-          this.closeGroup(group);
-          for (const f of failed) f.member.reject(f.err);
-          return [...ok.map((o) => o.member), ...members.slice(i + 1)];
-        }
-        try {
-          this.sql.rollbackTo.run();
-          this.sql.release.run();
-        } catch (undo) {
-          // The savepoint could not be undone: nothing of this transaction may land.
-          this.closeGroup(group);
-          if (this.db.inTransaction) this.sql.rollback.run();
-          for (const m of members.slice(i + 1)) failed.push({ member: m, err: undo });
-          settle(undo);
-          return [];
-        }
-      }
-    }
-    try {
-      this.sql.commit.run();
-      this.committed();
-    } catch (err) {
-      if (this.db.inTransaction) this.sql.rollback.run();
-      settle(err);
-      return [];
-    }
-    settle();
-    return [];
-  }
-
-  /** A collecting group waits for the end of this turn, then takes no one new. */
-  private async endOfTurn(group: Group, ran: number): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    this.closeGroup(group);
-    // Nobody joined and nothing queued behind: the wait only delayed this write.
-    if (group.members.length === ran && this.line.pending <= 1) this.line.quietUntil = performance.now() + QUIET_MS;
-  }
-
-  private closeGroup(group: Group): void {
-    group.collecting = false;
-    if (this.line.open === group) this.line.open = null;
   }
 
   /** Marks this turn of the event loop as one that has committed (see transaction). */
