@@ -5,9 +5,8 @@ import type { Declaration, ViewDecl } from '../../model/declaration.js';
 import { isBuiltinRole, type RoleDecl } from '../../model/roles.js';
 import type { Owner } from '../../model/stored.js';
 import type { Backend, Executor, TransactionOptions } from '../port.js';
-import type { RateCounter } from '../types.js';
 import { endWholeBody, inWholeBody, savepoint, UniqueToName, type TransactionMarks, type WholeBody } from './nested-writes.js';
-import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, KeyGuard, PushOptions, Scope, SearchInput, Store, StoreTransactionOptions } from '../types.js';
+import type { Actor, BulkUpdateItem, CreateObjectInput, FilesApi, GlobalSearchInput, IdempotentAnswer, KeyGuard, PushOptions, RateCounter, Scope, SearchInput, Store, StoreTransactionOptions } from '../types.js';
 import type { DataFacts } from '../../plan/facts.js';
 import type { Plan } from '../../plan/types.js';
 import { applyPlan } from './apply.js';
@@ -65,7 +64,8 @@ type Binding = { kind: 'top' } | { kind: 'tx'; tx: Executor; core: Core; whole?:
 /**
  * The backend-neutral Store (engine/store/types.ts) over a Backend (engine/store/port.ts).
  * Every write method is one `driver.transaction(async tx => …)`; every read one
- * `driver.snapshot`, which starts by checking the catalog token (catalog.ts). Inside
+ * `driver.snapshot`, which starts by checking the catalog token (catalog.ts) when it reads the
+ * object schema (`read`; `readPlain` otherwise). Inside
  * `transaction(fn)`, `fn` gets a store bound to that transaction: its calls run at once on
  * its `tx`. The modules it calls own their tables (schema-*.ts, records.ts, keys.ts, …).
  *
@@ -76,11 +76,7 @@ export class SqlStore implements Store {
   readonly files?: FilesApi;
   readonly rateCounter?: RateCounter;
 
-  private constructor(
-    private readonly shared: Shared,
-    private readonly scope: Binding,
-    path: string,
-  ) {
+  private constructor(private readonly shared: Shared, private readonly scope: Binding, path: string) {
     this.path = path;
     if (scope.kind === 'top' && shared.core.files) this.files = shared.core.files;
     if (scope.kind === 'top' && shared.backend.rateCounter) this.rateCounter = shared.backend.rateCounter;
@@ -119,7 +115,7 @@ export class SqlStore implements Store {
     ready.catch(() => undefined);
     const shared: Shared = { backend, core, idempotency: new Idempotency(), ready };
     const maxAge = backend.keysVersionMaxAgeMs ?? 0;
-    if (maxAge > 0) shared.keysVersion = new RecentRead(maxAge, () => through().read((_core, ex) => Keys.version(ex)));
+    if (maxAge > 0) shared.keysVersion = new RecentRead(maxAge, () => through().readPlain((ex) => Keys.version(ex)));
     store = new SqlStore(shared, { kind: 'top' }, options.path);
     void files?.collectAtOpen(ready, options.files?.notice ?? ((line) => process.stderr.write(`${line}\n`)));
     return store;
@@ -128,14 +124,17 @@ export class SqlStore implements Store {
   /** Waits for the setup on open; its failure (a newer database) is this call's. */
   ready = (): Promise<void> => this.shared.ready;
 
-  private async read<T>(fn: (core: Core, ex: Executor) => Promise<T>): Promise<T> {
+  private read<T>(fn: (core: Core, ex: Executor) => Promise<T>): Promise<T> {
     if (this.scope.kind === 'tx') return fn(this.scope.core, this.scope.tx);
-    await this.shared.ready;
     const core = this.shared.core;
-    return this.shared.backend.driver.snapshot(async (ex) => {
-      await core.catalog.refresh(ex);
-      return fn(core, ex);
-    });
+    return this.readPlain((ex) => core.catalog.refresh(ex).then(() => fn(core, ex)));
+  }
+
+  /** A read that needs no object schema (keys, idempotency, roles, views, history): no catalog refresh, a statement of its own on SQLite (auth reads the keys version on every request). */
+  private async readPlain<T>(fn: (ex: Executor) => Promise<T>): Promise<T> {
+    if (this.scope.kind === 'tx') return fn(this.scope.tx);
+    await this.shared.ready;
+    return this.shared.backend.driver.snapshot(fn);
   }
 
   /**
@@ -300,28 +299,28 @@ export class SqlStore implements Store {
 
   // ------------------------------------------------------------------ idempotency, keys
 
-  recallIdempotent = (scope: string, key: string, bodyHash: string) => this.read((_core, ex) => this.shared.idempotency.recall(ex, scope, key, bodyHash));
+  recallIdempotent = (scope: string, key: string, bodyHash: string) => this.readPlain((ex) => this.shared.idempotency.recall(ex, scope, key, bodyHash));
   rememberIdempotent = (scope: string, key: string, bodyHash: string, answer: IdempotentAnswer) =>
     this.write((_core, tx) => this.shared.idempotency.remember(tx, scope, key, bodyHash, answer));
 
   createKey = (input: { name: string; role: string; scopes?: Scope[] | null }, authorize?: KeyGuard) =>
     this.write(async (_core, tx) => Keys.create(tx, input, !isBuiltinRole(input.role) && (await roles.findRole(tx, input.role)) !== undefined, authorize));
-  listKeys = () => this.read((_core, ex) => Keys.list(ex));
+  listKeys = () => this.readPlain((ex) => Keys.list(ex));
   revokeKey = (id: string, authorize?: KeyGuard) => this.keysMayChange(this.write((_core, tx) => Keys.revoke(tx, id, authorize)));
   authenticate = async (secret: string) => {
-    const found = await this.read((_core, ex) => Keys.authenticate(ex, secret));
+    const found = await this.readPlain((ex) => Keys.authenticate(ex, secret));
     if (!found) return null;
     // lastUsedAt, at most once a minute per key: the only write authenticating does.
     if (found.touch) await this.write((_core, tx) => Keys.touch(tx, found.actor.keyId));
     return found.actor;
   };
-  countActiveKeys = () => this.read((_core, ex) => Keys.countActive(ex));
-  keysVersion = () => (this.scope.kind === 'top' && this.shared.keysVersion ? this.shared.keysVersion.get() : this.read((_core, ex) => Keys.version(ex)));
+  countActiveKeys = () => this.readPlain((ex) => Keys.countActive(ex));
+  keysVersion = () => (this.scope.kind === 'top' && this.shared.keysVersion ? this.shared.keysVersion.get() : this.readPlain((ex) => Keys.version(ex)));
 
   // ------------------------------------------------------------------ custom roles
 
-  listRoles = () => this.read((_core, ex) => roles.listRoles(ex));
-  findRole = (name: string) => this.read((_core, ex) => roles.findRole(ex, name));
+  listRoles = () => this.readPlain((ex) => roles.listRoles(ex));
+  findRole = (name: string) => this.readPlain((ex) => roles.findRole(ex, name));
 
   /** POST /roles: a runtime role over stored objects. */
   createRole = async (name: string, decl: RoleDecl) => {
@@ -361,8 +360,8 @@ export class SqlStore implements Store {
 
   // ------------------------------------------------------------------ views, sources, sync
 
-  listViews = () => this.read((_core, ex) => loadViews(ex));
-  findView = (name: string) => this.read((_core, ex) => findView(ex, name));
+  listViews = () => this.readPlain((ex) => loadViews(ex));
+  findView = (name: string) => this.readPlain((ex) => findView(ex, name));
   putView = (name: string, decl: ViewDecl) => this.write(async (core, tx) => putRuntimeView(tx, name, checkRuntimeView(name, decl, await core.catalog.list(tx))));
   deleteView = (name: string) => this.write((_core, tx) => deleteRuntimeView(tx, name));
 
@@ -384,7 +383,7 @@ export class SqlStore implements Store {
     });
 
   findSource = (id: string) => this.read((core, ex) => core.sources.find(ex, id));
-  sourceHistory = (id: string, options: { limit?: number; cursor?: string } = {}) => this.read((_core, ex) => listHistory(ex, id, options));
+  sourceHistory = (id: string, options: { limit?: number; cursor?: string } = {}) => this.readPlain((ex) => listHistory(ex, id, options));
   pushSource = (id: string, declaration: Declaration, options: PushOptions) =>
     this.keysMayChange(pushSource({ read: (fn) => this.read(fn), write: (fn) => this.write(fn, this.schema()) }, id, declaration, options));
 
