@@ -35,8 +35,9 @@ export function runRows(statement: StatementOf, sql: string, rows: Iterable<read
   const { width, per } = insert;
   // Prepared (or found in the cache) at the first whole chunk: a single create never builds it.
   let many: Statement | undefined;
-  // One array for every chunk: run() binds it before it returns.
-  const flat = new Array<Param>(per * width);
+  // One array for every chunk (run() binds it before it returns), grown as rows come: a
+  // single create fills one row of it.
+  const flat: Param[] = [];
   let held = 0;
   const rest = (): void => {
     for (let r = 0; r < held; r++) changes += one.run(...flat.slice(r * width, (r + 1) * width)).changes;
