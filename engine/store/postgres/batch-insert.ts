@@ -51,3 +51,16 @@ export function asJsonRows(columns: readonly string[], chunk: readonly Param[][]
   }
   return JSON.stringify(out);
 }
+
+/** The rows in arrays of at most `size`, each row copied (a producer may reuse its array). */
+export function* chunks(rows: Iterable<readonly Param[]>, size: number): Generator<Param[][]> {
+  let chunk: Param[][] = [];
+  for (const r of rows) {
+    chunk.push([...r]);
+    if (chunk.length === size) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk;
+}

@@ -3,8 +3,7 @@ import type { DbErrorKind, Driver, Executor, Param, TransactionOptions } from '.
 import { postgresDialect } from './dialect.js';
 import { PlaceholderCache } from './placeholders.js';
 import { PreparedNames } from './prepared.js';
-import { asJsonRows, pgMultiRowInsert } from './batch-insert.js';
-import { chunks } from '../sql/multi-row-insert.js';
+import { asJsonRows, chunks, pgMultiRowInsert } from './batch-insert.js';
 
 /** How often a transaction is run again after a serialization failure or a deadlock. */
 export const MAX_TRIES = 12;

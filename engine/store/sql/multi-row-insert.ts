@@ -1,7 +1,5 @@
-import type { Param } from '../port.js';
-
 // Executor.runBatch's INSERT … VALUES as one statement per chunk of rows, for every backend
-// (sqlite/driver.ts, postgres/driver.ts): what the shared bulk-create statement is, read once.
+// (sqlite/batch.ts, postgres/batch-insert.ts): what the shared bulk-create statement is, read once.
 
 /** A plain `INSERT INTO t (cols) VALUES (?, ?, …)`, and the same INSERT of n rows. */
 export interface MultiRowInsert {
@@ -31,17 +29,4 @@ export function multiRowInsert(sql: string): MultiRowInsert | undefined {
   const columns = quoted.map((c) => (/^"(?:[^"]|"")+"$/.test(c) ? c.slice(1, -1).replaceAll('""', '"') : c));
   if (columns.length !== perRow || !columns.every((c) => /^[a-z][a-z0-9_]*$/.test(c))) return undefined;
   return { table, quoted, columns, perRow, statement: (n) => `${head} ${Array.from({ length: n }, () => tuple).join(', ')}` };
-}
-
-/** The rows in arrays of at most `size`, each row copied (a producer may reuse its array). */
-export function* chunks(rows: Iterable<readonly Param[]>, size: number): Generator<Param[][]> {
-  let chunk: Param[][] = [];
-  for (const r of rows) {
-    chunk.push([...r]);
-    if (chunk.length === size) {
-      yield chunk;
-      chunk = [];
-    }
-  }
-  if (chunk.length > 0) yield chunk;
 }

@@ -11,9 +11,6 @@ import { runRows } from './batch.js';
 export const STATEMENT_CACHE_SIZE = 200;
 /** Statements binding more values than this are not kept in the cache (see prepare). */
 const CACHED_PARAMS = 66;
-/** A bulk INSERT binds at most this many rows, and values, per statement (see runRows). */
-const CHUNK_ROWS = 50;
-const CHUNK_PARAMS = 999;
 /** At most this many writes share one COMMIT (see transaction). */
 export const GROUP_LIMIT = 64;
 
@@ -99,10 +96,9 @@ export class SqliteDriver implements Driver {
 
   /**
    * A write transaction. Group commit: writes that opt in (`group`) and wait at the same
-   * time run in ONE transaction (group.ts: one after the other, each in a savepoint only when one
-   * of them failed), so a
-   * transaction's fixed cost here (BEGIN/COMMIT, the commit's WAL frames, FTS5's segment
-   * flush at commit) is paid once per group (up to GROUP_LIMIT writes).
+   * time run in ONE transaction (group.ts: one after the other, each in a savepoint only when
+   * one of them failed), so a transaction's fixed cost here (BEGIN/COMMIT, the commit's WAL
+   * frames, FTS5's segment flush at commit) is paid once per group (up to GROUP_LIMIT writes).
    *
    * When a group forms. A grouped write that finds a grouped write of this connection still
    * queued joins it. That alone rarely happens: better-sqlite3 is synchronous, so a write
