@@ -91,7 +91,7 @@ export class GroupRunner {
           return members.filter((_m, j) => j !== i);
         }
         try {
-          if (db.inTransaction) sql.rollback.run();
+          sql.rollback.run();
         } catch (undo) {
           for (const m of members) m.reject(undo);
           return [];
