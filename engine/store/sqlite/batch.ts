@@ -6,11 +6,8 @@ import { multiRowInsert } from '../sql/multi-row-insert.js';
 const CHUNK_ROWS = 50;
 const CHUNK_PARAMS = 999;
 
-/**
- * A statement from the driver: `params` given, one binding that many values (cached or not by
- * the driver's rule); without it, one of a fixed shape that is always cached.
- */
-export type StatementOf = (sql: string, params?: number) => Statement;
+/** A prepared statement from the driver's cache (the batch's shapes are few and run again). */
+export type StatementOf = (sql: string) => Statement;
 
 /**
  * Executor.runBatch on SQLite. A bulk create's INSERT (sql/multi-row-insert.ts) goes as one
@@ -24,7 +21,7 @@ export type StatementOf = (sql: string, params?: number) => Statement;
  * whole chunk go one by one, and any other statement runs once per row.
  */
 export function runRows(statement: StatementOf, sql: string, rows: Iterable<readonly Param[]>): { changes: number } {
-  const one = statement(sql, 0);
+  const one = statement(sql);
   const insert = insertOf(one, sql);
   let changes = 0;
   if (insert === undefined) {

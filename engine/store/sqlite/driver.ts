@@ -165,7 +165,7 @@ export class SqliteDriver implements Driver {
       this.db.exec(sql);
       this.clearStatements();
     },
-    runBatch: async (sql: string, rows: Iterable<readonly Param[]>) => runRows((text, params) => (params === undefined ? this.stmt(text) : this.prepare(text, params)), sql, rows),
+    runBatch: async (sql: string, rows: Iterable<readonly Param[]>) => runRows((text) => this.stmt(text), sql, rows),
   };
 
   snapshot<T>(fn: (ex: Executor) => Promise<T>): Promise<T> {
