@@ -239,10 +239,12 @@ export interface FulltextInput {
 }
 
 /**
- * The cross-object search index (contract.md §3). It must be exact in every transaction:
- * a commit that changes a record's text changes its index entries, a rollback undoes both.
- * The core calls these hooks inside the write's transaction; a backend that keeps the index
- * by triggers leaves the record hooks empty (SQLite today), one that does not indexes there.
+ * The cross-object search index (contract.md §3). It must be exact as `query` sees it: a
+ * query finds every write committed before it (and those of its own transaction), nothing of
+ * a rolled-back one. The core calls these hooks inside the write's transaction; a backend
+ * that keeps the index by triggers leaves the record hooks empty (SQLite today), one that
+ * does not indexes there. A backend may finish part of the upkeep later if its `query`
+ * finishes it first (SQLite adds single writes' FTS5 entries so: sqlite/fulltext-pending.ts).
  * Document titles: the backend indexes `_ss_documents` rows itself (triggers or the files
  * module's calls), under the record and attribute that hold them.
  */
@@ -283,7 +285,7 @@ export interface FulltextPort {
    * no call: their entries go with the rows.
    */
   beginWrite(tx: Executor, o: StoredObject, write: RecordWrite): Promise<{ finish(): Promise<void> }>;
-  /** Best first, at most `limit` records (the best-matching attribute of each), with snippets. */
+  /** Best first, at most `limit` records (the best-matching attribute of each), with snippets; after every committed write (see above). */
   query(ex: Executor, input: FulltextInput): Promise<SearchHit[]>;
 }
 

@@ -294,7 +294,7 @@ export class SqlStore implements Store {
 
   search = (object: string, input: SearchInput) => this.read(async (core, ex) => searchRecords(core, ex, await core.catalog.require(ex, object), input));
 
-  /** A read: the index is current with every committed write (engine/store/port.ts FulltextPort). */
+  /** A read: the index is current with every committed write (engine/store/port.ts FulltextPort; on SQLite the search first commits the entries single writes left waiting). */
   globalSearch = (input: GlobalSearchInput) => this.read((core, ex) => core.fulltext.query(ex, input));
 
   // ------------------------------------------------------------------ idempotency, keys

@@ -23,6 +23,7 @@ import {
 import { bulkInsertIndex, bulkUpdateIndex } from './fulltext-bulk.js';
 import { textAttributes } from '../sql/search-layout.js';
 import { runFulltext } from './fulltext-query.js';
+import { catchUp, PendingIndex } from './fulltext-pending.js';
 
 /**
  * The embedded backend (engine/store/port.ts Backend) over one better-sqlite3 file.
@@ -73,6 +74,9 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
     fn();
     return Promise.resolve();
   };
+  // Between searches, the rows single writes marked are indexed once the writes pause.
+  const pending = new PendingIndex(db, (fn) => driver.serial(fn), () => catchUp(db, prepare));
+  driver.afterCommit = () => pending.afterCommit();
   const fulltext: FulltextPort = {
     ensure: (_tx, objects) => {
       const built = ensureSearchIndex(db, objects);
@@ -102,7 +106,12 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
           : bulkUpdateIndex(db, o, write.ids, textAttributes(o).some((a) => write.attributes.includes(a.name)), prepare);
       return Promise.resolve({ finish: () => sync(() => index.finish()) });
     },
-    query: (_ex, input) => Promise.resolve(runFulltext(prepare, input)),
+    // Every row a write marked gets its FTS5 entry before the search reads (fulltext-pending.ts).
+    query: (_ex, input) =>
+      new Promise((resolve) => {
+        catchUp(db, prepare);
+        resolve(runFulltext(prepare, input));
+      }),
   };
   return {
     name: 'sqlite',

@@ -39,6 +39,8 @@ export class SqliteDriver implements Driver {
   private readonly groups: GroupRunner;
   /** WAL checkpoints on a worker thread once this connection writes a lot (checkpointer.ts). */
   readonly checkpointer: Checkpointer;
+  /** Told of every COMMIT of a store write (the backend arms its search-index catch-up here: fulltext-pending.ts). */
+  afterCommit: (() => void) | undefined;
 
   constructor(path: string) {
     this.db = openDatabase(path);
@@ -147,6 +149,7 @@ export class SqliteDriver implements Driver {
   private committed(): void {
     this.commits++;
     this.checkpointer.afterCommit();
+    this.afterCommit?.();
     const line = this.line;
     if (line.committedThisTurn) return;
     line.committedThisTurn = true;
