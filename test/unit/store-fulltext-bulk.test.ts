@@ -60,10 +60,11 @@ function inspect(): { rows: string[]; gate: number; intact: boolean; triggers: s
     // A bulk insert takes its table's INSERT trigger down and puts it back (fulltext-bulk.ts).
     const triggers = (db.prepare("SELECT name FROM sqlite_schema WHERE type = 'trigger' AND name LIKE '_ss_search_a%_r_%' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     let intact = true;
-    // Rows single writes marked get their FTS5 entries at the next search (fulltext-pending.ts):
-    // they are added here as a search would, and taken back, so the file is left as it was.
+    // FTS5's side of single writes is applied by the next search (fulltext-pending.ts): it is
+    // applied here as a search would, and taken back, so the file is left as it was.
     db.exec('BEGIN');
     try {
+      db.exec("INSERT INTO _ss_fts(_ss_fts, rowid, text) SELECT 'delete', id, text FROM _ss_search_gone ORDER BY id");
       db.exec('INSERT INTO _ss_fts(rowid, text) SELECT s.id, s.text FROM _ss_search_pending p JOIN _ss_search s ON s.id = p.id ORDER BY p.id');
       // rank 1: the FTS index is compared with its content table, row by row.
       db.prepare("INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('integrity-check', 1)").run();

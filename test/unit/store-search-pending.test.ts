@@ -35,11 +35,12 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The file as another connection sees it: rows waiting for their entries, FTS5 segments, and FTS5's own check of the index against its rows. */
-function onDisk(): { pending: number; segments: number; intact: boolean } {
+/** The file as another connection sees it: rows waiting for their entries, entries waiting to be deleted, FTS5 segments, and FTS5's own check of the index against its rows. */
+function onDisk(): { pending: number; gone: number; segments: number; intact: boolean } {
   const db = new Database(path);
   try {
     const pending = db.prepare('SELECT COUNT(*) AS n FROM _ss_search_pending').pluck().get() as number;
+    const gone = db.prepare('SELECT COUNT(*) AS n FROM _ss_search_gone').pluck().get() as number;
     const segments = db.prepare('SELECT COUNT(DISTINCT segid) AS n FROM _ss_fts_idx').pluck().get() as number;
     let intact = true;
     try {
@@ -47,12 +48,20 @@ function onDisk(): { pending: number; segments: number; intact: boolean } {
     } catch {
       intact = false;
     }
-    return { pending, segments, intact };
+    return { pending, gone, segments, intact };
   } finally {
     db.close();
   }
 }
 
+const idsIn = (table: string): number[] => {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all() as number[];
+  } finally {
+    db.close();
+  }
+};
 const hits = async (s: Store, query: string): Promise<string[]> => (await s.globalSearch({ query, objects: null, limit: 100 })).map((h) => `${h.attribute} ${h.id}`).sort();
 
 describe('single writes reach the search index by the next search', () => {
@@ -64,7 +73,7 @@ describe('single writes reach the search index by the next search', () => {
     expect(waiting.segments).toBe(before);
     expect(await hits(store, 'wombat')).toEqual(made.map((r) => `title ${r.id}`).sort());
     const after = onDisk();
-    expect(after).toEqual({ pending: 0, segments: before + 1, intact: true });
+    expect(after).toEqual({ pending: 0, gone: 0, segments: before + 1, intact: true });
   });
 
   it('a record changed or deleted before any search is found by its new text only, and the index stays exact', async () => {
@@ -72,26 +81,37 @@ describe('single writes reach the search index by the next search', () => {
     const b = await store.createRecord('deal', { code: 'B', title: 'echidna' }, actor);
     await store.updateRecord('deal', a.id, { title: 'quokka' }, '*', actor);
     await store.deleteRecord('deal', b.id);
-    expect(onDisk().pending).toBe(1);
+    expect(onDisk()).toMatchObject({ pending: 1, gone: 0 }); // neither ever reached FTS5
     expect(await hits(store, 'platypus')).toEqual([]);
     expect(await hits(store, 'echidna')).toEqual([]);
     expect(await hits(store, 'quokka')).toEqual([`title ${a.id}`]);
     expect(onDisk()).toMatchObject({ pending: 0, intact: true });
   });
 
-  it('a record changed or deleted after it was indexed loses its old entry', async () => {
+  it('a record changed or deleted after it was indexed loses its old entry, and a write in between adds no segment', async () => {
     const a = await store.createRecord('deal', { code: 'A', title: 'platypus' }, actor);
     const b = await store.createRecord('deal', { code: 'B', title: 'echidna' }, actor);
     expect(await hits(store, 'platypus echidna')).toEqual([]); // both words in one record: none
     expect((await hits(store, 'echidna')).length).toBe(1);
-    expect(onDisk().pending).toBe(0);
+    const indexed = onDisk();
+    expect(indexed).toMatchObject({ pending: 0, gone: 0, intact: true });
     await store.updateRecord('deal', a.id, { title: 'quokka' }, '*', actor);
     await store.deleteRecord('deal', b.id);
-    expect(onDisk()).toMatchObject({ pending: 1, intact: false }); // the changed row waits for the next search
+    // Both old entries wait to be deleted, the new text to be added; FTS5 itself is untouched.
+    expect(onDisk()).toEqual({ pending: 1, gone: 2, segments: indexed.segments, intact: false });
     expect(await hits(store, 'platypus')).toEqual([]);
     expect(await hits(store, 'echidna')).toEqual([]);
     expect(await hits(store, 'quokka')).toEqual([`title ${a.id}`]);
-    expect(onDisk()).toMatchObject({ pending: 0, intact: true });
+    expect(onDisk()).toMatchObject({ pending: 0, gone: 0, intact: true });
+    // Changed twice and deleted between two searches: one deletion of what FTS5 held.
+    await store.updateRecord('deal', a.id, { title: 'wombat' }, '*', actor);
+    await store.updateRecord('deal', a.id, { title: 'koala' }, '*', actor);
+    expect(onDisk()).toMatchObject({ pending: 1, gone: 1 });
+    await store.deleteRecord('deal', a.id);
+    expect(onDisk()).toMatchObject({ pending: 0, gone: 1 });
+    expect(await hits(store, 'quokka')).toEqual([]);
+    expect(await hits(store, 'koala')).toEqual([]);
+    expect(onDisk()).toMatchObject({ pending: 0, gone: 0, intact: true });
   });
 
   it('another process on the same file finds a record the first one wrote, by its very next search', async () => {
@@ -139,7 +159,7 @@ describe('single writes reach the search index by the next search', () => {
     await Promise.resolve();
     expect(onDisk().pending).toBe(5);
     vi.advanceTimersByTime(1);
-    await vi.waitFor(() => expect(onDisk()).toEqual({ pending: 0, segments: before + 1, intact: true }));
+    await vi.waitFor(() => expect(onDisk()).toEqual({ pending: 0, gone: 0, segments: before + 1, intact: true }));
     // Armed again by the next write.
     await store.createRecord('deal', { code: 'P-5', title: 'wallaby 5' }, actor);
     expect(onDisk().pending).toBe(1);
@@ -163,10 +183,16 @@ describe('single writes reach the search index by the next search', () => {
     expect(await hits(store, 'possum')).toEqual([`headline ${a.id}`]);
     await store.createRecord('deal', { code: 'B', headline: 'glider' }, actor);
     await store.deleteObject('deal', { force: true });
-    expect(onDisk()).toMatchObject({ pending: 0, intact: true });
+    // The indexed record's entry waits to be deleted; the one that never reached FTS5 is just gone.
+    expect(onDisk()).toMatchObject({ pending: 0, gone: 1 });
+    // The object made again takes the code given up (its first record the very id of the old
+    // one's entry): the old entry is deleted before the new one is added.
+    const goneId = idsIn('_ss_search_gone');
     await store.createObject({ name: 'deal', attributes: [{ name: 'title', type: 'text' }] }, { kind: 'runtime' });
     const c = await store.createRecord('deal', { title: 'glider' }, actor);
+    expect(idsIn('_ss_search_pending')).toEqual(goneId);
     expect(await hits(store, 'glider')).toEqual([`title ${c.id}`]);
-    expect(onDisk()).toMatchObject({ pending: 0, intact: true });
+    expect(await hits(store, 'possum')).toEqual([]);
+    expect(onDisk()).toMatchObject({ pending: 0, gone: 0, intact: true });
   });
 });

@@ -2,7 +2,6 @@ import type { StoredObject } from '../../model/stored.js';
 import { tableIdent } from '../sql/idents.js';
 import type { Db } from './database.js';
 import { intColumn } from '../sql/rows.js';
-import { addPending } from './fulltext-pending.js';
 import { currentLayout, indexRows, insertTrigger, insertTriggerSql, removeRows, requireRowids, RowIds, type Prepare, type Selection } from './fulltext.js';
 
 // A bulk write's share of the search index (fulltext.ts): one pass per batch instead of a
@@ -73,8 +72,6 @@ export function bulkInsertIndex(db: Db, o: StoredObject, ids: readonly string[],
         above === ids.length
           ? { records: 'r._rowid_ > ? AND ', recordParams: [floor], ids: 'id > ? AND id < ?', idParams: [base + floor, RowIds.range(layout.code).params[1]] }
           : listed(table, base, ids);
-      // The rows single writes left marked join the batch's pass: its COMMIT flushes FTS5 anyway (fulltext-pending.ts).
-      addPending(prepare);
       indexRows(prepare, o, layout, sel);
     },
   };
@@ -103,7 +100,6 @@ export function bulkUpdateIndex(db: Db, o: StoredObject, ids: readonly string[],
       release();
       const sel = listed(tableIdent(o.name), RowIds.base(layout.code), ids);
       for (const sql of removeRows(sel.ids)) prepare(sql).run(...sel.idParams);
-      addPending(prepare);
       indexRows(prepare, o, layout, sel);
     },
   };

@@ -8,7 +8,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Db } from './database.js';
 import { layoutAttributes, parseLayout, textAttributes } from '../sql/search-layout.js';
 import { intColumn } from '../sql/rows.js';
-import { addPending, INDEXED, markPending, PENDING_TABLE_SQL, unmarkPending } from './fulltext-pending.js';
+import { addWaiting, forgetRows, markPending, PENDING_TABLES, PENDING_TABLES_SQL } from './fulltext-pending.js';
 
 /**
  * The cross-object full-text index (contract.md §3 "Cross-object search").
@@ -36,17 +36,18 @@ import { addPending, INDEXED, markPending, PENDING_TABLE_SQL, unmarkPending } fr
  *
  * Exactness: the index is written only by SQL triggers and by the schema hooks
  * (fulltext-schema.ts), all inside the transaction of the write that changes the text, so a
- * commit that changes a record also changes its index rows and a rollback undoes both. (A row a
- * trigger writes gets its FTS5 entry when the next search, or a pause in the writes, catches
- * up: fulltext-pending.ts says why and why no search can tell.) No path can skip it:
+ * commit that changes a record also changes its index rows and a rollback undoes both. (FTS5's
+ * side of a single write, the entry added or deleted, is applied when the next search, or a
+ * pause in the writes, catches up: fulltext-pending.ts says why and why no search can tell.)
+ * No path can skip it:
  * - record writes (create, update, bulk, delete, the relation cascades, a default backfill):
  *   AFTER INSERT/UPDATE/DELETE triggers on each record table (`objectTriggers`), so every
  *   statement that touches a row, whichever code path issues it, re-indexes that row;
  * - document titles (upload, rename, slot moves, deletes): triggers on `_ss_documents`;
  * - `_ss_fts` (external content over `_ss_search`) is written by the same statements' partners:
  *   every write to `_ss_search`, trigger or function, is paired with the FTS5 insert or
- *   'delete' of the same rows (`ftsAdd` / `removeRows`), or with its mark in
- *   `_ss_search_pending` (`markPending`), and nothing outside these files writes `_ss_search`. No trigger on `_ss_search` itself: a trigger runs per row even when
+ *   'delete' of the same rows (`ftsAdd` / `removeRows`), now or at the next catch-up
+ *   (`markPending` / `forgetRows`), and nothing outside these files writes `_ss_search`. No trigger on `_ss_search` itself: a trigger runs per row even when
  *   a WHEN clause turns it off, ~10 ms per 30,000 rows of a bulk write;
  * - schema changes: the store calls `beforeSchemaChange` before its DDL (a dropped column
  *   must not be named by a trigger) and `afterAttributeChange` / `afterObjectRename` /
@@ -73,7 +74,7 @@ import { addPending, INDEXED, markPending, PENDING_TABLE_SQL, unmarkPending } fr
  * indexes; the gate table; no triggers on `_ss_search` (2 had them, gated).
  * 4: one row per record (its attributes' text joined) and `_ss_search_layout`, not one per attribute.
  * 5: a row's id says whose it is (RowIds); record rows hold only their text; objects have codes.
- * 6: `_ss_search_pending`: the triggers mark the rows they write instead of indexing them (fulltext-pending.ts).
+ * 6: `_ss_search_pending` and `_ss_search_gone`: single writes leave FTS5's side to the next search (fulltext-pending.ts).
  */
 export const SEARCH_LAYOUT = 6;
 
@@ -113,7 +114,7 @@ CREATE TABLE _ss_search (
 CREATE TABLE _ss_search_gate (object TEXT PRIMARY KEY) STRICT, WITHOUT ROWID;
 CREATE TABLE _ss_search_layout (object TEXT PRIMARY KEY, code INTEGER NOT NULL UNIQUE, attributes TEXT NOT NULL) STRICT, WITHOUT ROWID;
 CREATE VIRTUAL TABLE _ss_fts USING fts5(text, content='_ss_search', content_rowid='id', tokenize='unicode61 remove_diacritics 2', prefix='2 3 4');
-${PENDING_TABLE_SQL}
+${PENDING_TABLES_SQL}
 `;
 
 /*
@@ -143,16 +144,11 @@ const setAutomerge = (db: Db): void => void db.exec(`INSERT INTO _ss_fts(_ss_fts
 const ftsAdd = (where: string): string => `INSERT INTO _ss_fts(rowid, text) SELECT id, text FROM _ss_search WHERE ${where}`;
 
 /**
- * Removing `_ss_search` rows: the FTS5 entries of those that have one first (an external-content
- * index is told the text it indexed, which the rows still hold; a row still marked pending has
- * none, and deleting one it does not hold would corrupt it), then the marks, then the rows.
- * Each statement names `where` once, so all three take the same parameters.
+ * Removing `_ss_search` rows: their FTS5 entries left to delete, with the text they were indexed
+ * with, which the rows still hold (fulltext-pending.ts `forgetRows`), then the rows. Each
+ * statement names `where` once, so all take the same parameters.
  */
-export const removeRows = (where: string): string[] => [
-  `INSERT INTO _ss_fts(_ss_fts, rowid, text) SELECT 'delete', id, text FROM _ss_search WHERE (${where}) AND ${INDEXED}`,
-  unmarkPending(where),
-  `DELETE FROM _ss_search WHERE ${where}`,
-];
+export const removeRows = (where: string): string[] => [...forgetRows(where), `DELETE FROM _ss_search WHERE ${where}`];
 
 /** Refuses a rowid that would leave its range (RowIds); one statement of a trigger. */
 const refuseFar = (row: string): string => `SELECT RAISE(ABORT, '${TOO_FAR}') WHERE ${row}._rowid_ >= ${SPAN};`;
@@ -302,6 +298,8 @@ export interface Selection {
 export function indexRows(prepare: Prepare, o: StoredObject, layout: Layout, sel: Selection): void {
   if (layout.attrs.length === 0) return;
   prepare(insertRows(layout, 'r', `${tableIdent(o.name)} AS r`, sel.records)).run(...sel.recordParams);
+  // What single writes left waiting goes first (an old entry of an id before its new one), in this pass's flush.
+  addWaiting(prepare);
   prepare(ftsAdd(sel.ids)).run(...sel.idParams);
 }
 
@@ -345,8 +343,8 @@ export function ensureSearchIndex(db: Db, objects: Iterable<StoredObject>): bool
   if (row && Number(row.value) === SEARCH_LAYOUT && hasTable) {
     const automerge = db.prepare("SELECT v FROM _ss_fts_config WHERE k = 'automerge'").pluck().get();
     if (automerge !== AUTOMERGE) setAutomerge(db);
-    // Rows a process marked and did not index before it stopped (fulltext-pending.ts).
-    addPending(direct(db));
+    // What a process left waiting when it stopped (fulltext-pending.ts).
+    addWaiting(direct(db));
     return false;
   }
   rebuildSearchIndex(db, objects);
@@ -361,7 +359,7 @@ function rebuildSearchIndex(db: Db, objects: Iterable<StoredObject>): void {
   }[];
   for (const t of old.filter((x) => x.type === 'trigger')) db.exec(`DROP TRIGGER IF EXISTS "${t.name.replaceAll('"', '""')}"`);
   db.exec('DROP TABLE IF EXISTS _ss_fts');
-  for (const t of ['_ss_search', '_ss_search_gate', '_ss_search_layout', '_ss_search_pending']) db.exec(`DROP TABLE IF EXISTS ${t}`);
+  for (const t of ['_ss_search', '_ss_search_gate', '_ss_search_layout', ...PENDING_TABLES]) db.exec(`DROP TABLE IF EXISTS ${t}`);
   db.exec(TABLES_SQL);
   setAutomerge(db);
   const hasDocuments = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = '_ss_documents'").get() !== undefined;
@@ -376,6 +374,7 @@ function rebuildSearchIndex(db: Db, objects: Iterable<StoredObject>): void {
 function indexDocuments(db: Db): void {
   requireRowids(intColumn(db.prepare('SELECT COALESCE(MAX(_rowid_), 0) AS n FROM _ss_documents').get(), 'n'));
   db.exec(allDocuments);
+  addWaiting(direct(db));
   db.exec(ftsAdd(RowIds.documents));
 }
 
