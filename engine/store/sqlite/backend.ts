@@ -74,7 +74,7 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
     fn();
     return Promise.resolve();
   };
-  // Between searches, the rows single writes marked are indexed once the writes pause.
+  // Between searches, what single writes left waiting for FTS5 is applied once the writes pause.
   const pending = new PendingIndex(db, (fn) => driver.serial(fn), () => catchUp(db, prepare));
   driver.afterCommit = () => pending.afterCommit();
   const fulltext: FulltextPort = {
@@ -106,7 +106,7 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
           : bulkUpdateIndex(db, o, write.ids, textAttributes(o).some((a) => write.attributes.includes(a.name)), prepare);
       return Promise.resolve({ finish: () => sync(() => index.finish()) });
     },
-    // Every row a write marked gets its FTS5 entry before the search reads (fulltext-pending.ts).
+    // What single writes left waiting for FTS5 is applied before the search reads (fulltext-pending.ts).
     query: (_ex, input) =>
       new Promise((resolve) => {
         catchUp(db, prepare);

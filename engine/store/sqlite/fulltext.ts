@@ -47,8 +47,9 @@ import { addWaiting, forgetRows, markPending, PENDING_TABLES, PENDING_TABLES_SQL
  * - `_ss_fts` (external content over `_ss_search`) is written by the same statements' partners:
  *   every write to `_ss_search`, trigger or function, is paired with the FTS5 insert or
  *   'delete' of the same rows (`ftsAdd` / `removeRows`), now or at the next catch-up
- *   (`markPending` / `forgetRows`), and nothing outside these files writes `_ss_search`. No trigger on `_ss_search` itself: a trigger runs per row even when
- *   a WHEN clause turns it off, ~10 ms per 30,000 rows of a bulk write;
+ *   (`markPending` / `forgetRows`), and nothing outside these files writes `_ss_search`. No
+ *   trigger on `_ss_search` itself: a trigger runs per row even when a WHEN clause turns it
+ *   off, ~10 ms per 30,000 rows of a bulk write;
  * - schema changes: the store calls `beforeSchemaChange` before its DDL (a dropped column
  *   must not be named by a trigger) and `afterAttributeChange` / `afterObjectRename` /
  *   `dropObjectIndex` after it, in the same transaction, so the triggers always name the
