@@ -129,6 +129,36 @@ describe('single writes reach the search index by the next search', () => {
     }
   });
 
+  it('concurrent writers on two connections, each searching right after its write: every search finds it as written, and the index ends exact', async () => {
+    const other = openStore({ path, filesDir: false, notice: () => {} });
+    try {
+      // A quoted word matches it whole: "emu3x1" does not find "emu3x1b".
+      const exact = (s: Store, word: string) => hits(s, `"${word}"`);
+      const client = async (c: number): Promise<void> => {
+        const s = c % 2 ? other : store;
+        for (let i = 0; i < 8; i++) {
+          const word = `emu${c}x${i}`;
+          const r = await s.createRecord('deal', { code: `K-${c}-${i}`, title: word }, actor);
+          expect(await exact(s, word)).toEqual([`title ${r.id}`]);
+          if (i % 3 === 0) {
+            await s.updateRecord('deal', r.id, { title: `${word}b` }, '*', actor);
+            expect(await exact(s, word)).toEqual([]);
+            expect(await exact(s, `${word}b`)).toEqual([`title ${r.id}`]);
+          }
+          if (i % 4 === 1) {
+            await s.deleteRecord('deal', r.id);
+            expect(await exact(s, word)).toEqual([]);
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, (_, c) => client(c)));
+      expect((await hits(store, 'emu')).length).toBe(8 * 6); // 8 records each, 2 of them deleted
+      expect(onDisk()).toMatchObject({ pending: 0, gone: 0, intact: true });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('a refused write marks nothing, inside a larger transaction too', async () => {
     await store.createRecord('deal', { code: 'A', title: 'dingo' }, actor);
     expect(await codeOf(() => store.createRecord('deal', { code: 'A', title: 'dingo again' }, actor))).toBe('SCHEMA_VALIDATION_FAILED');
