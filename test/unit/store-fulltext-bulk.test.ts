@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../engine/store/index.js';
+import { addWaiting } from '../../engine/store/sqlite/fulltext-pending.js';
 import type { Actor, Store } from '../../engine/store/types.js';
 import { codeOf } from '../support/service-error.js';
 
@@ -64,8 +65,7 @@ function inspect(): { rows: string[]; gate: number; intact: boolean; triggers: s
     // applied here as a search would, and taken back, so the file is left as it was.
     db.exec('BEGIN');
     try {
-      db.exec("INSERT INTO _ss_fts(_ss_fts, rowid, text) SELECT 'delete', id, text FROM _ss_search_gone ORDER BY id");
-      db.exec('INSERT INTO _ss_fts(rowid, text) SELECT s.id, s.text FROM _ss_search_pending p JOIN _ss_search s ON s.id = p.id ORDER BY p.id');
+      addWaiting((sql) => db.prepare(sql));
       // rank 1: the FTS index is compared with its content table, row by row.
       db.prepare("INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('integrity-check', 1)").run();
     } catch {
