@@ -74,7 +74,7 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
     fn();
     return Promise.resolve();
   };
-  // Between searches, what single writes left waiting for FTS5 is applied once the writes pause.
+  // Between searches, what single writes left waiting for FTS5 is applied 100 ms after a commit.
   const pending = new PendingIndex(db, (fn) => driver.serial(fn), () => catchUp(db, prepare));
   driver.afterCommit = () => pending.afterCommit();
   const fulltext: FulltextPort = {

@@ -28,8 +28,9 @@ import { intColumn } from '../sql/rows.js';
  * finds every record as committed before it and nothing removed, and a rolled-back write
  * left nothing waiting (the rows of both tables are rows of its transaction). Another
  * process's waiting rows are rows of the same file, caught up by whichever process searches
- * next. Between searches they are caught up once writes pause (`PendingIndex`), so the file
- * is fully indexed soon after the last write and a search after a burst has little to do.
+ * next. Between searches they are caught up 100 ms after a commit (`PendingIndex`: at most one
+ * pass per 100 ms under a steady stream of writes), so the file is fully indexed soon after the
+ * last write and a search has little to do.
  *
  * Why an entry is never deleted twice or added twice: a row is in FTS5 (and so may go to
  * `_ss_search_gone`) only if it is not marked pending (`INDEXED`); a row that is removed while

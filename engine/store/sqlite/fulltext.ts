@@ -38,8 +38,8 @@ import { addWaiting, forgetRows, markPending, PENDING_TABLES, PENDING_TABLES_SQL
  * (fulltext-schema.ts), all inside the transaction of the write that changes the text, so a
  * commit that changes a record also changes its index rows and a rollback undoes both. (FTS5's
  * side of a single write, the entry added or deleted, is applied when the next search, or a
- * pause in the writes, catches up: fulltext-pending.ts says why and why no search can tell.)
- * No path can skip it:
+ * timer 100 ms after the commit, catches up: fulltext-pending.ts says why and why no search
+ * can tell.) No path can skip it:
  * - record writes (create, update, bulk, delete, the relation cascades, a default backfill):
  *   AFTER INSERT/UPDATE/DELETE triggers on each record table (`objectTriggers`), so every
  *   statement that touches a row, whichever code path issues it, re-indexes that row;
