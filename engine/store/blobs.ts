@@ -82,8 +82,9 @@ export class BlobStore {
         else done(null, chunk);
       },
     });
+    const out = createWriteStream(tmp, { flags: 'wx', mode: 0o600, highWaterMark: 1024 * 1024 });
     try {
-      await pipeline(input, meter, createWriteStream(tmp, { flags: 'wx', mode: 0o600, highWaterMark: 1024 * 1024 }));
+      await pipeline(input, meter, out);
       // Some producers (busboy under a size limit) end quietly instead of erroring.
       if ((input as { truncated?: boolean }).truncated) {
         throw new ServiceError(options.tooLargeCode ?? 'PAYLOAD_TOO_LARGE', options.tooLargeMessage ?? 'File is too large');
@@ -93,6 +94,12 @@ export class BlobStore {
       return { sha256, size };
     } catch (err) {
       hash.drop();
+      // The file is opened on the thread pool: a source that fails at once (a multipart body
+      // with no closing delimiter) ends the pipeline before the open is done, and the stream,
+      // destroyed meanwhile, still creates the file before it closes it. Removing it before
+      // that close could run ahead of the open and leave it behind.
+      // ('close' alone: `once` would settle on the stream's 'error', which comes first.)
+      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
       await unlink(tmp).catch(() => undefined);
       throw err;
     }

@@ -95,6 +95,21 @@ describe('BlobStore', () => {
     expect(allFiles()).toEqual([]);
   });
 
+  it('removes the temporary file when the source fails before the file is even open', async () => {
+    // The write stream opens its file on the thread pool; a source that fails at once (a
+    // multipart body with no closing delimiter) ends the pipeline before that open is done.
+    // Many at a time, so the opens queue behind each other as they do on a loaded server.
+    const failing = () =>
+      new Readable({
+        read() {
+          this.destroy(new Error('unexpected end of form'));
+        },
+      });
+    const writes = Array.from({ length: 200 }, () => blobs.writeStream(failing(), { maxBytes: 1e9 }));
+    for (const w of writes) await expect(w).rejects.toThrow('unexpected end of form');
+    expect(allFiles()).toEqual([]);
+  });
+
   it('release deletes bytes only when nothing references them', async () => {
     const { sha256 } = await blobs.writeStream(Readable.from([Buffer.from('x')]), { maxBytes: 10 });
     expect(blobs.release(sha256, true)).toBe(false);
