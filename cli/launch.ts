@@ -1,54 +1,26 @@
-import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 
 /**
- * The CLI's entry (bin/schemasync). `records import` streams a file of any size through
- * one process and must keep its memory flat (issue 17: under 150 MB for 1,000,000 rows).
- * What grows with the rate rows go through is not the data (about 11 MB live) but V8's
- * young generation, which widens to 2 × 16 MB when objects keep surviving a scavenge — an
- * import's batch in flight always does. The limit can only be set when the process starts
- * (v8.setFlagsFromString comes too late), so that one command runs in a child started with
- * it; every other command starts as it is, with no extra process.
+ * The CLI's entry (bin/schemasync). `records import` streams a file of any size through one
+ * process and must keep its memory flat (issue 17: under 150 MB for 1,000,000 rows). What
+ * grows with the rate rows go through is not the data (about 11 MB live) but V8's young
+ * generation, which doubles from 2 × 1 MB up to 2 × 16 MB while objects keep surviving
+ * scavenges — an import's batch in flight always does (1,000,000 rows: 146 MB at the peak).
+ *
+ * The ceiling of that growth (`--max-semi-space-size`) is fixed when the heap is made, before
+ * any of our code runs, so the import used to run in a child process started with it: a
+ * second Node start on every import, ~100–150 ms of its wall time (a one-row import took
+ * 320–400 ms, and the 100,000-row one waited as long for its first batch). The factor it
+ * grows by (`--semi-space-growth-factor`) is read at each growth instead, so set to 1 before
+ * the first import allocation it keeps the young generation at its first size, in this
+ * process: 1,000,000 rows peak at ~116 MB (test/unit/young-generation.test.ts checks that the
+ * flag holds). The cost is more, smaller scavenges (~15% more CPU in the CLI, which has a core
+ * of its own while the server writes). Every other command starts as it is.
  */
-const YOUNG_LIMIT = '--max-semi-space-size=4';
-const CHILD = 'SCHEMASYNC_LAUNCHED';
-const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+export const BOUND_YOUNG_GENERATION = '--semi-space-growth-factor=1';
 
 export async function launch(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
-  if (process.env[CHILD] === '1') return runAsChild();
   const at = argv.indexOf('records');
-  if (at < 0 || argv[at + 1] !== 'import' || process.execArgv.some((a) => a.startsWith('--max-semi-space-size'))) {
-    await import('./main.js');
-    return;
-  }
-  const bin = fileURLToPath(new URL('../../bin/schemasync', import.meta.url));
-  // Loaded here, not at the top: the child, which runs the import, never needs it.
-  const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, [...process.execArgv, YOUNG_LIMIT, bin, ...argv], {
-    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, [CHILD]: '1' },
-  });
-  // The child is the command: a signal to this process goes on to it (from a terminal it
-  // gets Ctrl-C itself as well; a second SIGINT to a dying process changes nothing).
-  for (const signal of FORWARDED) process.on(signal, () => child.kill(signal));
-  child.on('exit', (code, signal) => {
-    if (signal) {
-      // Ended by a signal: end the same way, so a shell or CI sees what the child saw.
-      for (const s of FORWARDED) process.removeAllListeners(s);
-      process.kill(process.pid, signal);
-    } else {
-      process.exitCode = code ?? 1;
-    }
-  });
-}
-
-/**
- * In the child: the IPC channel only tells it that its parent is gone — killed with a
- * signal it could not pass on (SIGKILL) — and then the import stops at once, as the parent
- * did, instead of writing on unseen. The channel must not keep the process alive.
- */
-async function runAsChild(): Promise<void> {
-  delete process.env[CHILD];
-  process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
-  process.channel?.unref();
+  if (at >= 0 && argv[at + 1] === 'import') setFlagsFromString(BOUND_YOUNG_GENERATION);
   await import('./main.js');
 }

@@ -14,10 +14,10 @@ export type CorsOrigins = '*' | readonly string[];
 
 const LOCAL_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1)(:\d{1,5})?$/;
 
-/** Request headers a page may send: the key (either form), JSON bodies, and the spec's conditional and idempotent writes. */
-export const CORS_ALLOWED_HEADERS = ['authorization', 'x-api-key', 'content-type', 'if-match', 'idempotency-key', 'x-request-id'] as const;
-/** Answer headers a page's script may read: the record version and the request id. */
-export const CORS_EXPOSED_HEADERS = ['etag', 'x-request-id'] as const;
+/** Request headers a page may send: the key (either form), JSON bodies, the spec's conditional and idempotent writes, and a bulk write's `Prefer: return=minimal`. */
+export const CORS_ALLOWED_HEADERS = ['authorization', 'x-api-key', 'content-type', 'if-match', 'idempotency-key', 'prefer', 'x-request-id'] as const;
+/** Answer headers a page's script may read: the record version, the request id, and whether an answer was replayed or minimal. */
+export const CORS_EXPOSED_HEADERS = ['etag', 'x-request-id', 'idempotent-replayed', 'preference-applied'] as const;
 
 export function corsOptions(origins: CorsOrigins | undefined): FastifyCorsOptions {
   let origin: FastifyCorsOptions['origin'];

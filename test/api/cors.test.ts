@@ -29,7 +29,7 @@ describe('default origins: pages served from this machine', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe(origin);
     expect(res.headers.get('access-control-allow-methods')).toContain('PUT');
     expect(allowedHeaders(res)).toEqual(
-      expect.arrayContaining(['authorization', 'x-api-key', 'content-type', 'if-match', 'idempotency-key', 'x-request-id']),
+      expect.arrayContaining(['authorization', 'x-api-key', 'content-type', 'if-match', 'idempotency-key', 'prefer', 'x-request-id']),
     );
   });
 
@@ -52,7 +52,7 @@ describe('default origins: pages served from this machine', () => {
     expect(res.status).toBe(201);
     expect(res.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
     const exposed = (res.headers.get('access-control-expose-headers') ?? '').split(',').map((h) => h.trim().toLowerCase());
-    expect(exposed).toEqual(expect.arrayContaining(['etag', 'x-request-id']));
+    expect(exposed).toEqual(expect.arrayContaining(['etag', 'x-request-id', 'idempotent-replayed', 'preference-applied']));
     // An error answer carries them too, so a page can read why it was refused.
     const refused = await fetch(`${s.base}/records/company`, { method: 'POST', headers: { origin: 'http://localhost:5173' } });
     expect(refused.status).toBe(403);

@@ -224,6 +224,67 @@ describe('idempotency-key', () => {
   });
 });
 
+describe('Prefer: return=minimal on the bulk writes', () => {
+  const minimal = { prefer: 'return=minimal' };
+  const count = async (prefix: string) =>
+    (await s.call('POST', '/records/company/search', { body: { filter: { name: { startsWith: prefix } }, limit: 1 } })).body.page.total;
+
+  it('bulk-create answers how many were written instead of the records, and writes them all', async () => {
+    const records = Array.from({ length: 30 }, (_, i) => ({ name: `Min ${i}`, employees: i }));
+    const r = await s.call('POST', '/records/company/bulk-create', { body: { records }, headers: minimal });
+    expect(r.status).toBe(201);
+    expect(r.body).toEqual({ success: true, data: { created: 30 } });
+    expect(r.headers.get('preference-applied')).toBe('return=minimal');
+    expect(await count('Min ')).toBe(30);
+  });
+
+  it('bulk-update answers how many were updated; the records carry the new values and versions', async () => {
+    const made = await s.call('POST', '/records/company/bulk-create', { body: { records: [{ name: 'MinUp a' }, { name: 'MinUp b' }] } });
+    const ids: string[] = made.body.data.records.map((r: { id: string }) => r.id);
+    const r = await s.call('POST', '/records/company/bulk-update', {
+      body: { records: ids.map((id) => ({ id, version: 1, values: { employees: 7 } })) },
+      headers: { prefer: 'respond-async, return="minimal"; foo=bar' },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ success: true, data: { updated: 2 } });
+    expect(r.headers.get('preference-applied')).toBe('return=minimal');
+    for (const id of ids) expect((await s.call('GET', `/records/company/${id}`)).body.data).toMatchObject({ version: 2, values: { employees: 7 } });
+  });
+
+  it.each(['return=representation', 'handling=lenient', 'return', 'return=minimal, return=representation', ';;='])(
+    'with %j the answer is the records, as without the header',
+    async (prefer) => {
+      const r = await s.call('POST', '/records/company/bulk-create', { body: { records: [{ name: `Rep ${prefer}` }] }, headers: { prefer } });
+      expect(r.status).toBe(201);
+      expect(r.body.data.records).toHaveLength(1);
+      expect(r.headers.get('preference-applied')).toBeNull();
+    },
+  );
+
+  it('a refused batch is refused as without the preference, and writes nothing', async () => {
+    const r = await s.call('POST', '/records/company/bulk-create', { body: { records: [{ name: 'MinBad ok' }, { name: 'MinBad x', employees: 'many' }] }, headers: minimal });
+    expectError(r, { status: 400, code: 'SCHEMA_VALIDATION_FAILED' });
+    expect(r.body.errors[0].path).toEqual(['records', 1, 'employees']);
+    expect(await count('MinBad ')).toBe(0);
+  });
+
+  it('under an idempotency key the minimal answer is remembered and replayed, whatever the repeat prefers', async () => {
+    const key = crypto.randomUUID();
+    const body = { records: [{ name: 'MinIdem 1' }, { name: 'MinIdem 2' }] };
+    const first = await s.call('POST', '/records/company/bulk-create', { body, headers: { ...minimal, 'idempotency-key': key } });
+    expect(first.body.data).toEqual({ created: 2 });
+    for (const headers of [{ ...minimal, 'idempotency-key': key }, { 'idempotency-key': key }]) {
+      const again = await s.call('POST', '/records/company/bulk-create', { body, headers });
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      // The first answer's body (contract.md §3); the header belongs to answers written now.
+      expect(again.text).toBe(first.text);
+      expect(again.headers.get('preference-applied')).toBeNull();
+    }
+    expect(await count('MinIdem ')).toBe(2);
+  });
+});
+
 describe('concurrency and restarts', () => {
   it('concurrent updaters with if-match lose no update', async () => {
     const rec = (await create('deal', { title: 'counter', counter: 0 })).body.data;

@@ -4,6 +4,7 @@ import type { BulkUpdateItem, SearchInput } from '../../store/types.js';
 import { actorOf, parseIfMatch, type RouteDeps } from '../context.js';
 import { ok } from '../envelope.js';
 import { withIdempotency } from '../idempotency.js';
+import { appliedMinimal, prefersMinimal } from '../prefer.js';
 import * as s from '../schemas/records.js';
 
 type Values = Record<string, unknown>;
@@ -13,7 +14,8 @@ interface RecordParams { objectName: string; id: string }
 /**
  * /records/:objectName… (contract.md §3 "Records"). Value validation, versions, unique
  * checks and all-or-nothing bulk writes are the store's; the routes add HTTP: status
- * codes, etag / if-match, and idempotency keys on the POST routes.
+ * codes, etag / if-match, idempotency keys on the POST routes, and `Prefer: return=minimal`
+ * on the bulk writes (prefer.ts).
  */
 export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): Promise<void> {
   // The record action a custom role is checked for, on the route's object (permissions.ts).
@@ -26,19 +28,29 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
   app.post<{ Params: ObjectParams; Body: { records: Values[] } }>(
     '/records/:objectName/bulk-create',
     { schema: s.bulkCreateSchema, config: create },
-    async (request, reply) =>
-      withIdempotency(store, request, reply, 201, async (tx) => ({
-        records: await tx.bulkCreate(request.params.objectName, request.body.records, actorOf(request)),
-      })),
+    async (request, reply) => {
+      const minimal = prefersMinimal(request);
+      return withIdempotency(store, request, reply, 201, async (tx) => {
+        const records = await tx.bulkCreate(request.params.objectName, request.body.records, actorOf(request));
+        if (!minimal) return { records };
+        appliedMinimal(reply);
+        return { created: records.length };
+      });
+    },
   );
 
   app.post<{ Params: ObjectParams; Body: { records: BulkUpdateItem[] } }>(
     '/records/:objectName/bulk-update',
     { schema: s.bulkUpdateSchema, config: update },
-    async (request, reply) =>
-      withIdempotency(store, request, reply, 200, async (tx) => ({
-        records: await tx.bulkUpdate(request.params.objectName, request.body.records, actorOf(request)),
-      })),
+    async (request, reply) => {
+      const minimal = prefersMinimal(request);
+      return withIdempotency(store, request, reply, 200, async (tx) => {
+        const records = await tx.bulkUpdate(request.params.objectName, request.body.records, actorOf(request));
+        if (!minimal) return { records };
+        appliedMinimal(reply);
+        return { updated: records.length };
+      });
+    },
   );
 
   app.post<{ Params: ObjectParams; Body: { ids: string[] } }>(
