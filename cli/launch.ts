@@ -1,4 +1,5 @@
-import { setFlagsFromString } from 'node:v8';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 /**
  * The CLI's entry (bin/schemasync). `records import` streams a file of any size through one
@@ -10,17 +11,36 @@ import { setFlagsFromString } from 'node:v8';
  * The ceiling of that growth (`--max-semi-space-size`) is fixed when the heap is made, before
  * any of our code runs, so the import used to run in a child process started with it: a
  * second Node start on every import, ~100–150 ms of its wall time (a one-row import took
- * 320–400 ms, and the 100,000-row one waited as long for its first batch). The factor it
- * grows by (`--semi-space-growth-factor`) is read at each growth instead, so set to 1 before
- * the first import allocation it keeps the young generation at its first size, in this
- * process: 1,000,000 rows peak at ~116 MB (test/unit/young-generation.test.ts checks that the
- * flag holds). The cost is more, smaller scavenges (~15% more CPU in the CLI, which has a core
- * of its own while the server writes). Every other command starts as it is.
+ * 320–400 ms, and a 100,000-row one waited as long for its first batch). The factor it grows
+ * by (`--semi-space-growth-factor`) is read at each growth instead, so the import lets it grow
+ * to YOUNG_CEILING and then sets the factor to 1, in this process. Stopped at its first size
+ * (2 × 1 MB) it scavenged so often that the CLI spent a quarter of its CPU in GC (100,000
+ * rows: 0.87–1.0 s CPU; with 2 × 4 MB 0.68–0.79 s, as in the child before). 1,000,000 rows
+ * peak at ~125 MB. test/unit/young-generation.test.ts checks that the flag still holds.
  */
-export const BOUND_YOUNG_GENERATION = '--semi-space-growth-factor=1';
+const YOUNG_CEILING = 8 * 2 ** 20;
+const STOP_GROWING = '--semi-space-growth-factor=1';
 
 export async function launch(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
   const at = argv.indexOf('records');
-  if (at >= 0 && argv[at + 1] === 'import') setFlagsFromString(BOUND_YOUNG_GENERATION);
+  if (at >= 0 && argv[at + 1] === 'import') boundYoungGeneration();
   await import('./main.js');
+}
+
+/**
+ * Lets the young generation grow to `ceiling` bytes (both semi-spaces), then no further. It
+ * grows only in a GC, so it is looked at after each one until it has reached the ceiling.
+ */
+export function boundYoungGeneration(ceiling = YOUNG_CEILING): void {
+  const size = (): number => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
+  if (size() >= ceiling) {
+    setFlagsFromString(STOP_GROWING);
+    return;
+  }
+  const watch = new PerformanceObserver(() => {
+    if (size() < ceiling) return;
+    setFlagsFromString(STOP_GROWING);
+    watch.disconnect();
+  });
+  watch.observe({ entryTypes: ['gc'] });
 }
