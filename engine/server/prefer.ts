@@ -12,7 +12,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
  * does not understand); the header may repeat, list several preferences, quote the value
  * and carry parameters after `;`. The last `return` named wins, as in PostgREST.
  */
-export function prefersMinimal(request: FastifyRequest): boolean {
+function prefersMinimal(request: FastifyRequest): boolean {
   const header = request.headers['prefer'];
   if (header === undefined) return false;
   let minimal = false;
@@ -24,11 +24,16 @@ export function prefersMinimal(request: FastifyRequest): boolean {
 }
 
 /**
- * Says the preference was honoured (RFC 7240 §3), on an answer written now only: a replay
- * under an idempotency key sends the first answer's body again (contract.md §3) without this
- * header, whichever preference the repeat carries — a client that changes its preference
- * between repeats of one key reads the answer's shape, not the header.
+ * How a bulk write answers its records: `{ records }`, or under `return=minimal` their count
+ * as `{ [count]: n }`, saying the preference was honoured (RFC 7240 §3). The header goes only
+ * on an answer written now: a replay under an idempotency key sends the first answer's body
+ * again (contract.md §3) without it, whichever preference the repeat carries — a client that
+ * changes its preference between repeats of one key reads the answer's shape, not the header.
  */
-export function appliedMinimal(reply: FastifyReply): void {
-  reply.header('preference-applied', 'return=minimal');
+export function bulkAnswer(request: FastifyRequest, reply: FastifyReply, count: 'created' | 'updated'): (records: readonly unknown[]) => object {
+  if (!prefersMinimal(request)) return (records) => ({ records });
+  return (records) => {
+    reply.header('preference-applied', 'return=minimal');
+    return { [count]: records.length };
+  };
 }

@@ -4,7 +4,7 @@ import type { BulkUpdateItem, SearchInput } from '../../store/types.js';
 import { actorOf, parseIfMatch, type RouteDeps } from '../context.js';
 import { ok } from '../envelope.js';
 import { withIdempotency } from '../idempotency.js';
-import { appliedMinimal, prefersMinimal } from '../prefer.js';
+import { bulkAnswer } from '../prefer.js';
 import * as s from '../schemas/records.js';
 
 type Values = Record<string, unknown>;
@@ -29,13 +29,10 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
     '/records/:objectName/bulk-create',
     { schema: s.bulkCreateSchema, config: create },
     async (request, reply) => {
-      const minimal = prefersMinimal(request);
-      return withIdempotency(store, request, reply, 201, async (tx) => {
-        const records = await tx.bulkCreate(request.params.objectName, request.body.records, actorOf(request));
-        if (!minimal) return { records };
-        appliedMinimal(reply);
-        return { created: records.length };
-      });
+      const answer = bulkAnswer(request, reply, 'created');
+      return withIdempotency(store, request, reply, 201, async (tx) =>
+        answer(await tx.bulkCreate(request.params.objectName, request.body.records, actorOf(request))),
+      );
     },
   );
 
@@ -43,13 +40,10 @@ export async function recordRoutes(app: FastifyInstance, { store }: RouteDeps): 
     '/records/:objectName/bulk-update',
     { schema: s.bulkUpdateSchema, config: update },
     async (request, reply) => {
-      const minimal = prefersMinimal(request);
-      return withIdempotency(store, request, reply, 200, async (tx) => {
-        const records = await tx.bulkUpdate(request.params.objectName, request.body.records, actorOf(request));
-        if (!minimal) return { records };
-        appliedMinimal(reply);
-        return { updated: records.length };
-      });
+      const answer = bulkAnswer(request, reply, 'updated');
+      return withIdempotency(store, request, reply, 200, async (tx) =>
+        answer(await tx.bulkUpdate(request.params.objectName, request.body.records, actorOf(request))),
+      );
     },
   );
 
