@@ -5,6 +5,7 @@ import type { CommandContext } from './context.js';
 import { CliError } from './errors.js';
 import { parseYaml } from './yaml-text.js';
 import { pickTarget, type PickedTarget } from './target.js';
+import { nodeFetch } from './node-fetch.js';
 
 /**
  * Which instance a command talks to (contract.md §2, §4): base URL from --base-url >
@@ -147,7 +148,7 @@ export function clientFor(ctx: InstanceContext, env: NodeJS.ProcessEnv = process
 /** The client and the target whose policy applies (plan, sync, drift). */
 export function connect(ctx: InstanceContext, env: NodeJS.ProcessEnv = process.env): { client: SchemaClient; instance: Instance } {
   const instance = resolveInstance(ctx, env);
-  return { client: new SchemaClient({ baseUrl: instance.baseUrl, apiKey: instance.apiKey }), instance };
+  return { client: new SchemaClient({ baseUrl: instance.baseUrl, apiKey: instance.apiKey, fetch: nodeFetch }), instance };
 }
 
 /** Two base URLs name the same instance (a trailing slash is no difference). */

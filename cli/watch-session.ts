@@ -19,6 +19,7 @@ import { CliError, formatServiceErrorLine } from './errors.js';
 import { serviceHint } from './hints.js';
 import { credentialsCandidates, resolveInstance, sameUrl, type InstanceContext } from './instance.js';
 import { parseAllow } from './commands/plan-support.js';
+import { nodeFetch } from './node-fetch.js';
 
 /**
  * What `watch` and `dev` share: the loop wired to the real loader, one log line per
@@ -165,7 +166,7 @@ export function sdkPush(baseUrl: string, apiKey: string | undefined | (() => str
   const keyNow = typeof apiKey === 'function' ? apiKey : () => apiKey;
   let current: { key: string | undefined; client: SchemaClient } | undefined;
   const clientFor = (key: string | undefined) => {
-    if (!current || current.key !== key) current = { key, client: new SchemaClient({ baseUrl, apiKey: key, retries: 0, timeoutMs: 15_000 }) };
+    if (!current || current.key !== key) current = { key, client: new SchemaClient({ baseUrl, apiKey: key, retries: 0, timeoutMs: 15_000, fetch: nodeFetch }) };
     return current.client;
   };
   return async (source, declaration, call) => {

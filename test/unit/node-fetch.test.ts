@@ -1,0 +1,102 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeFetch } from '../../cli/node-fetch.js';
+
+// The CLI's fetch over node:http (cli/node-fetch.ts) against a real server on 127.0.0.1: what
+// the SDK's failure suite (sdk-failures.test.ts, run over both fetches) does not reach —
+// bodies of every kind the transport sends, headers as a Headers reads them, one kept-alive
+// connection for many requests, and a process that ends when its work does.
+let server: Server;
+let base: string;
+const connections: number[] = [];
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      res.setHeader('x-echo-length', req.headers['content-length'] ?? 'none');
+      res.setHeader('x-echo-encoding', req.headers['transfer-encoding'] ?? 'none');
+      res.setHeader('x-many', ['a', 'b']);
+      res.setHeader('content-type', 'text/plain; charset=utf-8');
+      res.writeHead(req.url === '/missing' ? 404 : 200);
+      res.end(`${req.method} ${req.headers['x-token'] ?? ''} ${body.toString('utf8')}`);
+    });
+  });
+  server.on('connection', () => connections.push(Date.now()));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+describe("the CLI's fetch", () => {
+  it('sends a text body with its byte length (not its UTF-16 length) and the headers given', async () => {
+    const body = 'café 🚀 — ünïcode';
+    const res = await nodeFetch(`${base}/echo`, { method: 'POST', body, headers: { 'X-Token': 't1' } });
+    expect(res.status).toBe(200);
+    expect(res.ok).toBe(true);
+    expect(res.headers.get('X-Echo-Length')).toBe(String(Buffer.byteLength(body)));
+    expect(res.headers.get('x-many')).toBe('a, b');
+    expect(res.headers.get('absent')).toBeNull();
+    expect(await res.text()).toBe(`POST t1 ${body}`);
+  });
+
+  it('streams an async-iterable body chunked, whole and in order', async () => {
+    async function* parts(): AsyncGenerator<Uint8Array> {
+      for (let i = 0; i < 50; i++) yield new TextEncoder().encode(`part${i};`);
+    }
+    const res = await nodeFetch(`${base}/upload`, { method: 'PUT', body: parts() as unknown as BodyInit, duplex: 'half' } as RequestInit);
+    expect(res.headers.get('x-echo-encoding')).toBe('chunked');
+    expect(await res.text()).toBe(`PUT  ${Array.from({ length: 50 }, (_, i) => `part${i};`).join('')}`);
+  });
+
+  it('answers a 404 as a Response would: not ok, the body readable as a web stream', async () => {
+    const res = await nodeFetch(`${base}/missing`);
+    expect(res.status).toBe(404);
+    expect(res.ok).toBe(false);
+    const reader = res.body!.getReader();
+    let text = '';
+    for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
+    expect(text).toBe('GET  ');
+    // A Response can be made from its parts (the SDK's download path does).
+    expect(new Response('x', { headers: res.headers as unknown as Headers }).headers.get('x-many')).toBe('a, b');
+  });
+
+  it('sends many requests over one kept-alive connection', async () => {
+    const before = connections.length;
+    for (let i = 0; i < 20; i++) expect(await (await nodeFetch(`${base}/n${i}`, { method: 'POST', body: String(i) })).text()).toBe(`POST  ${i}`);
+    expect(connections.length - before).toBeLessThanOrEqual(1);
+  });
+
+  it('refuses at once when the signal is already aborted, and rejects a refused connection as fetch does', async () => {
+    await expect(nodeFetch(`${base}/x`, { signal: AbortSignal.abort() })).rejects.toThrow();
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const err = await nodeFetch(`http://127.0.0.1:${port}/`).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as { cause?: { code?: string } }).cause?.code).toBe('ECONNREFUSED');
+  });
+
+  it('a kept-alive idle connection does not keep a process running', async () => {
+    const module = pathToFileURL(join(import.meta.dirname, '..', '..', 'dist', 'cli', 'node-fetch.js')).href;
+    const script = `import { nodeFetch } from ${JSON.stringify(module)};
+      const res = await nodeFetch(${JSON.stringify(`${base}/exit`)}, { method: 'POST', body: 'bye' });
+      process.stdout.write(await res.text());`;
+    const started = Date.now();
+    // Not spawnSync: the server the child calls runs in this process.
+    const r = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(r.stdout).toBe('POST  bye');
+    // The server keeps the connection open (5 s by default): the child ended well before.
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+});
