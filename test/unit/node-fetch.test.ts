@@ -53,7 +53,7 @@ describe("the CLI's fetch", () => {
     async function* parts(): AsyncGenerator<Uint8Array> {
       for (let i = 0; i < 50; i++) yield new TextEncoder().encode(`part${i};`);
     }
-    const res = await nodeFetch(`${base}/upload`, { method: 'PUT', body: parts() as unknown as BodyInit, duplex: 'half' } as RequestInit);
+    const res = await nodeFetch(`${base}/upload`, { method: 'PUT', body: parts() as unknown as RequestInit['body'], duplex: 'half' } as RequestInit);
     expect(res.headers.get('x-echo-encoding')).toBe('chunked');
     expect(await res.text()).toBe(`PUT  ${Array.from({ length: 50 }, (_, i) => `part${i};`).join('')}`);
   });
