@@ -1,4 +1,4 @@
-import { Agent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Readable } from 'node:stream';
 
 /**
@@ -14,15 +14,15 @@ import { Readable } from 'node:stream';
  * ends the exchange at any point (connecting, waiting for the headers, reading the body); the
  * answer's status, `ok`, headers, `text()` and `body` (a web ReadableStream). It follows no
  * redirects (the service sends none) and asks for no compression, so it decodes none.
- * Connections are kept alive between requests (an import sends one per batch); an idle one
- * never keeps the process running (Node's agent unrefs the sockets it keeps).
+ * Connections are kept alive between requests (an import sends one per batch): Node's global
+ * agents keep them (since Node 19), and unref an idle one, so it never keeps the process running.
  */
 export const nodeFetch = (async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
   const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
   const signal = init.signal ?? undefined;
   signal?.throwIfAborted();
   const send = url.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
-  const options: RequestOptions = { method: init.method ?? 'GET', headers: plainHeaders(init.headers), agent: agentFor(url.protocol) };
+  const options: RequestOptions = { method: init.method ?? 'GET', headers: plainHeaders(init.headers) };
   return new Promise<Response>((resolve, reject) => {
     const req: ClientRequest = send(url, options, (res) => resolve(answerOf(res) as unknown as Response));
     // Until the exchange is over, body included: the request closes after its answer has
@@ -34,14 +34,6 @@ export const nodeFetch = (async (input: string | URL | Request, init: RequestIni
     writeBody(req, init.body).catch((cause: unknown) => req.destroy(cause instanceof Error ? cause : new Error(String(cause))));
   });
 }) as typeof fetch;
-
-const agents = new Map<string, Agent>();
-function agentFor(protocol: string): Agent | undefined {
-  if (protocol !== 'http:') return undefined; // https: node:https's global agent, loaded only then
-  let agent = agents.get(protocol);
-  if (!agent) agents.set(protocol, (agent = new Agent({ keepAlive: true })));
-  return agent;
-}
 
 function plainHeaders(headers: RequestInit['headers']): Record<string, string> {
   const out: Record<string, string> = {};
