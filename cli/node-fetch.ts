@@ -59,9 +59,20 @@ async function writeBody(req: ClientRequest, body: RequestInit['body'] | AsyncIt
   if (typeof (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator] !== 'function') throw new TypeError('unsupported request body');
   for await (const chunk of body as AsyncIterable<Uint8Array>) {
     if (req.destroyed) return;
-    if (!req.write(chunk)) await new Promise<void>((resolve) => req.once('drain', resolve).once('close', resolve));
+    if (!req.write(chunk)) await writable(req);
   }
   req.end();
+}
+
+/** Until the request may be written again, or is gone; leaves no listener behind (an upload waits thousands of times). */
+function writable(req: ClientRequest): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      req.off('drain', done).off('close', done);
+      resolve();
+    };
+    req.on('drain', done).on('close', done);
+  });
 }
 
 /** The answer, shaped as much of a Response as the transport reads. */

@@ -58,6 +58,24 @@ describe("the CLI's fetch", () => {
     expect(await res.text()).toBe(`PUT  ${Array.from({ length: 50 }, (_, i) => `part${i};`).join('')}`);
   });
 
+  it('streams a large body through its back-pressure waits, leaving no listener behind', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const chunk = new Uint8Array(256 * 1024).fill(0x61);
+      async function* parts(): AsyncGenerator<Uint8Array> {
+        for (let i = 0; i < 64; i++) yield chunk;
+      }
+      const res = await nodeFetch(`${base}/big`, { method: 'PUT', body: parts() as unknown as RequestInit['body'], duplex: 'half' } as RequestInit);
+      expect((await res.text()).length).toBe('PUT  '.length + 64 * chunk.length);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.map((w) => w.message)).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('answers a 404 as a Response would: not ok, the body readable as a web stream', async () => {
     const res = await nodeFetch(`${base}/missing`);
     expect(res.status).toBe(404);
