@@ -38,8 +38,9 @@ export interface RequestOptions {
   /**
    * The caller needs only the status and headers of a success: its body is read to the end
    * (so the connection is reused) and dropped, chunk by chunk, never held whole (`data` is
-   * undefined). An import's batch answer is its 1,000 records again (~250 KB of JSON a batch):
-   * building and parsing that text per batch is most of what an import allocates.
+   * undefined). An import asks for a count (`Prefer: return=minimal`), but a service that does
+   * not take the preference answers its 1,000 records again (~250 KB of JSON a batch), and
+   * parsing that per batch would be most of what an import allocates.
    */
   discardSuccessBody?: boolean;
 }
