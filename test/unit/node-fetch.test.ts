@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -103,6 +105,29 @@ describe("the CLI's fetch", () => {
     const err = await nodeFetch(`http://127.0.0.1:${port}/`).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TypeError);
     expect((err as { cause?: { code?: string } }).cause?.code).toBe('ECONNREFUSED');
+  });
+
+  it('speaks HTTPS to a remote instance, trusting what Node trusts (NODE_EXTRA_CA_CERTS) and refusing what it does not', async () => {
+    const tls = join(import.meta.dirname, '..', 'support', 'tls');
+    const secure = createTlsServer({ key: readFileSync(join(tls, 'localhost.key')), cert: readFileSync(join(tls, 'localhost.crt')) }, (req, res) => {
+      req.resume();
+      req.on('end', () => res.end(`secure ${req.method}`));
+    });
+    await new Promise<void>((r) => secure.listen(0, '127.0.0.1', r));
+    try {
+      const url = `https://127.0.0.1:${(secure.address() as AddressInfo).port}/v1/health`;
+      const module = pathToFileURL(join(import.meta.dirname, '..', '..', 'dist', 'cli', 'node-fetch.js')).href;
+      const script = `import { nodeFetch } from ${JSON.stringify(module)};
+        try { process.stdout.write(await (await nodeFetch(${JSON.stringify(url)}, { method: 'POST', body: 'x' })).text()); }
+        catch (e) { process.stdout.write('refused ' + (e.cause?.code ?? e.message)); }`;
+      const run = (env: Record<string, string>) =>
+        promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env } });
+      expect((await run({ NODE_EXTRA_CA_CERTS: join(tls, 'localhost.crt') })).stdout).toBe('secure POST');
+      expect((await run({})).stdout).toMatch(/^refused .*SELF_SIGNED/);
+    } finally {
+      secure.closeAllConnections();
+      await new Promise<void>((r) => secure.close(() => r()));
+    }
   });
 
   it('a kept-alive idle connection does not keep a process running', async () => {
