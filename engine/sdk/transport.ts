@@ -307,10 +307,15 @@ export class Transport {
 
 /** The envelope of a failed answer as the SDK's error (contract.md §5). */
 function errorOf(res: Response, text: string, env: { code?: string; message?: string; errors?: FieldError[] }): ServiceRequestError {
+  // A redirect reaches here only through a fetch that does not follow it (the CLI's,
+  // cli/node-fetch.ts): say where to, since a moved base URL (http → https) is the usual cause.
+  const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
   const init = {
     status: res.status,
     code: typeof env.code === 'string' ? env.code : undefined,
-    message: typeof env.message === 'string' ? env.message : text.slice(0, 200) || res.statusText,
+    message: location
+      ? `The service redirects to ${location}; requests are not followed there: point the base URL at the new address`
+      : typeof env.message === 'string' ? env.message : text.slice(0, 200) || res.statusText,
     requestId: res.headers.get('x-request-id') ?? undefined,
     details: Array.isArray(env.errors) ? env.errors : undefined,
   };

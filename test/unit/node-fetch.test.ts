@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeFetch } from '../../cli/node-fetch.js';
+import { SchemaClient, ServiceRequestError } from '../../engine/sdk/index.js';
 
 // The CLI's fetch over node:http (cli/node-fetch.ts) against a real server on 127.0.0.1: what
 // the SDK's failure suite (sdk-failures.test.ts, run over both fetches) does not reach —
@@ -127,6 +128,25 @@ describe("the CLI's fetch", () => {
     } finally {
       secure.closeAllConnections();
       await new Promise<void>((r) => secure.close(() => r()));
+    }
+  });
+
+  it('follows no redirect: the SDK over it says where the service moved', async () => {
+    const moved = createServer((req, res) => {
+      req.resume();
+      res.writeHead(301, { location: `https://records.example.com${req.url}` });
+      res.end();
+    });
+    await new Promise<void>((r) => moved.listen(0, '127.0.0.1', r));
+    try {
+      const baseUrl = `http://127.0.0.1:${(moved.address() as AddressInfo).port}/v1`;
+      const err = await new SchemaClient({ baseUrl, apiKey: 'k', fetch: nodeFetch, retries: 0 }).records('deal').search().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ServiceRequestError);
+      expect(err).toMatchObject({ status: 301 });
+      expect((err as Error).message).toContain('redirects to https://records.example.com/v1/records/deal/search');
+    } finally {
+      moved.closeAllConnections();
+      await new Promise<void>((r) => moved.close(() => r()));
     }
   });
 
