@@ -299,9 +299,17 @@ export interface Selection {
 export function indexRows(prepare: Prepare, o: StoredObject, layout: Layout, sel: Selection): void {
   if (layout.attrs.length === 0) return;
   prepare(insertRows(layout, 'r', `${tableIdent(o.name)} AS r`, sel.records)).run(...sel.recordParams);
-  // What single writes left waiting goes first (an old entry of an id before its new one), in this pass's flush.
+  addNow(prepare, sel.ids, sel.idParams);
+}
+
+/**
+ * FTS5 entries added in this pass for the `_ss_search` rows `where` selects (a bulk write's, a
+ * rebuild's). What single writes left waiting goes first, so an id's old entry is deleted
+ * before a new one is added under it (fulltext-pending.ts), in this pass's flush.
+ */
+function addNow(prepare: Prepare, where: string, params: readonly unknown[] = []): void {
   addWaiting(prepare);
-  prepare(ftsAdd(sel.ids)).run(...sel.idParams);
+  prepare(ftsAdd(where)).run(...params);
 }
 
 /** Every record of object `code`. */
@@ -375,8 +383,7 @@ function rebuildSearchIndex(db: Db, objects: Iterable<StoredObject>): void {
 function indexDocuments(db: Db): void {
   requireRowids(intColumn(db.prepare('SELECT COALESCE(MAX(_rowid_), 0) AS n FROM _ss_documents').get(), 'n'));
   db.exec(allDocuments);
-  addWaiting(direct(db));
-  db.exec(ftsAdd(RowIds.documents));
+  addNow(direct(db), RowIds.documents);
 }
 
 /** The documents table appeared after the index (a store opened with files later): add its triggers. */
