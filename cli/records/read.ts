@@ -1,4 +1,4 @@
-import { parse as parseCsv, type CsvError } from 'csv-parse';
+import type { CsvError } from 'csv-parse';
 import { extname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { CliError } from '../errors.js';
@@ -167,6 +167,12 @@ const isBlank = (text: string): boolean => text.length === 0 || (text.charCodeAt
  * unbalanced quote ends the file (everything after it would be one cell) and is fatal.
  */
 async function* readCsv(input: Readable, shape: RecordShape, notes: ReadNotes): AsyncGenerator<SourceRow[]> {
+  // A read error while csv-parse loads is held and ends the parse below, as one after it does.
+  let early: Error | undefined;
+  const hold = (err: Error): void => void (early ??= err);
+  input.on('error', hold);
+  // Loaded here, not at the top: its ten modules were ~6 ms of every NDJSON import's start.
+  const { parse: parseCsv } = await import('csv-parse');
   const parser = input.pipe(
     parseCsv({
       info: true,
@@ -176,7 +182,9 @@ async function* readCsv(input: Readable, shape: RecordShape, notes: ReadNotes): 
       cast: (value, context) => (value === '' && !context.quoting ? null : value),
     }),
   );
+  input.off('error', hold);
   input.on('error', (err) => parser.destroy(err));
+  if (early) parser.destroy(early);
   let header: (string | null)[] | undefined;
   let seq = 0;
   try {
