@@ -18,9 +18,9 @@ const HEX_CODES = Array.from({ length: 256 }, (_, i) => [...i.toString(16).padSt
  */
 const ID_CODES = new Array<number>(36).fill(0x2d); // '-' where no hex digit is written
 function hexAt(at: number, byte: number): void {
-  const [a, b] = HEX_CODES[byte]!;
-  ID_CODES[at] = a;
-  ID_CODES[at + 1] = b;
+  const pair = HEX_CODES[byte]!;
+  ID_CODES[at] = pair[0];
+  ID_CODES[at + 1] = pair[1];
 }
 /** Random bytes drawn 8 KiB at a time: one system call per 1,024 ids, not one per id. */
 const pool = Buffer.allocUnsafe(8192);

@@ -122,8 +122,11 @@ function plainKeys(root: unknown): { keys: string[]; objects: number; properties
     if (Object.getPrototypeOf(v) !== Object.prototype) return null;
     const o = v as Record<string, unknown>;
     objects++;
-    for (const k of Object.keys(o)) {
-      if (k === '__proto__' || k === 'toJSON' || !visit(o[k], stack)) return null;
+    // for…in, not Object.keys: no key array per object (a bulk body has one object per
+    // record). It lists inherited enumerable keys too, which JSON data never has: one means
+    // a polluted prototype, which the list would read through, so the copy writes it.
+    for (const k in o) {
+      if (!Object.hasOwn(o, k) || k === '__proto__' || k === 'toJSON' || !visit(o[k], stack)) return null;
       keys.add(k);
       properties++;
     }

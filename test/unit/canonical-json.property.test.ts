@@ -86,6 +86,20 @@ describe('canonicalJson', () => {
     expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
   });
 
+  it('writes own keys only when an enumerable key reaches the objects through their prototype (a polluted Object.prototype)', () => {
+    const body = JSON.parse('{"b":1,"a":{"c":2}}') as unknown;
+    const before = canonicalJson(body);
+    Object.defineProperty(Object.prototype, 'zz', { value: 'inherited', enumerable: true, configurable: true, writable: true });
+    try {
+      // The property list would read `zz` through every object; the walk sees it and the copy writes the body.
+      expect(propertyList(body)).toBeNull();
+      expect(canonicalJson(body)).toBe(before);
+      expect(canonicalJson(body)).toBe('{"a":{"c":2},"b":1}');
+    } finally {
+      delete (Object.prototype as { zz?: unknown }).zz;
+    }
+  });
+
   it('a body whose objects share few keys is written through the property list; a wide one through the copy, with the same text', () => {
     // A bulk body: every record has the same attributes, so each key is looked up about once per record.
     const bulk = { records: Array.from({ length: 200 }, (_, i) => ({ title: `t${i}`, amount: i, tags: ['a'], meta: { k: i } })) };
