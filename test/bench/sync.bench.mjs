@@ -101,12 +101,19 @@ try {
   console.log(`no-op re-plan via store dry run: ${ms(d)}  ratio to load ${(d / load).toFixed(2)}×`);
   console.log(`no-op re-plan end to end (load + dry run) vs load: ${((load + d) / load).toFixed(2)}×`);
 
+  // Median of 5 pushes, each adding one more attribute to what the store holds: one push
+  // alone swung 71–133 ms between runs on this shared machine.
   const changed = structuredClone(declaration);
   const target = `obj_${Math.floor(OBJECTS / 2)}`;
-  changed.objects[target].attributes.extra = { type: 'text' };
-  const [one, res] = await time(() => store.pushSource('bench', changed, {}));
-  if (res.plan.steps.length !== 1) throw new Error(`expected one step, got ${res.plan.steps.length}`);
-  console.log(`one-attribute change applied: ${ms(one)} (target < 100 ms)`);
+  const ones = [];
+  for (let i = 0; i < 5; i++) {
+    changed.objects[target].attributes[`extra_${i}`] = { type: 'text' };
+    const [t, res] = await time(() => store.pushSource('bench', changed, {}));
+    if (res.plan.steps.length !== 1) throw new Error(`expected one step, got ${res.plan.steps.length}`);
+    ones.push(t);
+  }
+  const one = median(ones);
+  console.log(`one-attribute change applied: ${ms(one)} (median of 5; target < 100 ms)`);
   checkTarget('one-attribute change in the store', one < 100, `${ms(one)} (< 100 ms)`);
   await throughRoute(store, changed, target); // the store now holds `changed`
 } finally {
