@@ -16,8 +16,8 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
  * to YOUNG_CEILING and then sets the factor to 1, in this process. Stopped at its first size
  * (2 × 1 MB) it scavenged so often that the CLI spent a quarter of its CPU in GC (100,000
  * rows: 0.87–1.0 s CPU; with 2 × 4 MB 0.68–0.79 s, as in the child before). 1,000,000 rows
- * peaked at 125–132 MB when this was written, 97–98 MB since the CLI left the global fetch
- * (2026-11-29). test/unit/young-generation.test.ts checks that the flag still holds.
+ * peaked at 125–132 MB when this was written and at 97–98 MB in the bench runs of
+ * 2026-11-29 (later, with the CLI on node:http). test/unit/young-generation.test.ts checks the flag.
  */
 const YOUNG_CEILING = 8 * 2 ** 20;
 const STOP_GROWING = '--semi-space-growth-factor=1';
