@@ -2,13 +2,15 @@ import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CheckpointTiming } from '../../engine/store/sqlite/checkpointer.js';
 import { SqliteDriver } from '../../engine/store/sqlite/driver.js';
 
 /**
  * WAL checkpoints on a worker thread (engine/store/sqlite/checkpointer.ts), on a real database
  * file: a heavy writer's COMMITs stop copying the log back, a second connection on another
- * thread does it meanwhile, nothing is lost, and the store falls back to SQLite's own
- * checkpoints when the worker is gone.
+ * thread does it when the writes pause (or the log has waited long enough), nothing is lost,
+ * and the store falls back to SQLite's own checkpoints when the worker is gone. Only a
+ * checkpoint writes a WAL database's file, so its size says when one copied something.
  */
 let dir: string;
 let path: string;
@@ -31,6 +33,25 @@ let next = 0;
 const write = (d: SqliteDriver, mb: number): Promise<unknown> =>
   d.transaction((tx) => tx.runBatch('INSERT INTO t (n, v) VALUES (?, ?)', Array.from({ length: mb * 500 }, () => [next++, ROW])));
 const autocheckpoint = (): number => driver.db.pragma('wal_autocheckpoint', { simple: true }) as number;
+
+/** A new driver on the same file with its own checkpoint timing (the one afterEach closes). */
+async function reopen(checkpoints: CheckpointTiming): Promise<void> {
+  await driver.close();
+  driver = new SqliteDriver(path, { checkpoints });
+}
+
+/**
+ * Small transactions back to back for `ms`, a turn of the event loop between every few (as a
+ * server's requests arrive) but never a pause a worker's tick could take for the writes'
+ * end; `done` is asked after every few and ends them early.
+ */
+async function writeWithoutPause(ms: number, done: () => boolean): Promise<void> {
+  const t0 = performance.now();
+  while (performance.now() - t0 < ms && !done()) {
+    for (let i = 0; i < 5; i++) await driver.transaction((tx) => tx.runBatch('INSERT INTO t (n, v) VALUES (?, ?)', Array.from({ length: 10 }, () => [next++, ROW])));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
 
 async function until(what: string, ok: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
@@ -82,6 +103,8 @@ describe('background WAL checkpoints', () => {
   };
 
   it('under steady writes the log starts over after the worker\'s checkpoints, and its file is cut back', async () => {
+    // Copied every 300 ms of writes that never pause (the store's bound is longer).
+    await reopen({ tickMs: 50, busyMs: 300, capBytes: 1024 ** 3 });
     await write(driver, 5);
     expect(driver.checkpointer.running).toBe(true);
     const first = logStarts();
@@ -96,6 +119,40 @@ describe('background WAL checkpoints', () => {
     expect(logStarts()).toBeGreaterThan(first);
     // journal_size_limit: a log started over is cut back to 16 MB (more may be written since).
     expect(driver.db.pragma('journal_size_limit', { simple: true })).toBe(4 * 4096 * 1000);
+  });
+
+  it('a burst is copied once it ends, not while it lasts', async () => {
+    // Ticks far apart, so only a stall of the test itself this long could look like a pause.
+    await reopen({ tickMs: 250, busyMs: 60_000, capBytes: 1024 ** 3 });
+    await write(driver, 5);
+    await until('the worker', () => driver.checkpointer.running);
+    const before = statSync(path).size;
+    const grew = () => statSync(path).size > before;
+    await writeWithoutPause(1200, grew);
+    expect(grew(), 'nothing copied while the writes went on').toBe(false);
+    await until('the log copied after the writes', () => statSync(path).size >= before + 5 * 1024 * 1024);
+  });
+
+  it('writes that never pause are copied after busyMs of them', async () => {
+    await reopen({ tickMs: 50, busyMs: 300, capBytes: 1024 ** 3 });
+    await write(driver, 5);
+    await until('the worker', () => driver.checkpointer.running);
+    const before = statSync(path).size;
+    const grew = () => statSync(path).size > before;
+    await writeWithoutPause(3000, grew);
+    expect(grew(), 'copied while the writes went on').toBe(true);
+  });
+
+  it('writes that never pause are copied once the log passes capBytes', async () => {
+    await reopen({ tickMs: 50, busyMs: 60_000, capBytes: 8 * 1024 * 1024 });
+    await write(driver, 5);
+    await until('the worker', () => driver.checkpointer.running);
+    const before = statSync(path).size;
+    const grew = () => statSync(path).size > before;
+    await writeWithoutPause(3000, grew);
+    expect(grew(), 'copied while the writes went on').toBe(true);
+    // Copied at the cap, not before: the log file had reached it.
+    expect(statSync(`${path}-wal`).size).toBeGreaterThanOrEqual(8 * 1024 * 1024);
   });
 
   it('a worker that dies: the COMMITs checkpoint again', async () => {

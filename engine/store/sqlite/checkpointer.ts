@@ -14,10 +14,10 @@ import type { Db } from './database.js';
  * request (test/bench/compare/cases.mjs bulk-http, measured with checkpoints off).
  *
  * Once a store's log has grown past that size (it is a heavy writer: most stores never
- * are, and pay nothing), a worker thread with a connection of its own runs a PASSIVE
- * checkpoint every CHECK_MS (up to PASSES in a row), on the other core, and the store's own
- * connection stops checkpointing in its COMMITs but for the rare tail the worker could not
- * reach (`tail`). Correctness does not depend on it: a checkpoint by any
+ * are, and pay nothing), a worker thread with a connection of its own copies it with PASSIVE
+ * checkpoints (up to PASSES in a row), on the other core, when the writes pause or the log
+ * has waited long enough (CheckpointTiming), and the store's own connection stops
+ * checkpointing in its COMMITs but for the rare tail the worker could not reach (`tail`). Correctness does not depend on it: a checkpoint by any
  * connection is an ordinary SQLite operation that never blocks or is blocked by writers
  * and readers (PASSIVE copies only what no reader still needs), and the log simply grows
  * until the next one. If the worker cannot start or dies, the store's connection goes back
@@ -28,12 +28,26 @@ import type { Db } from './database.js';
 /** The log size that marks a heavy writer: SQLite's own checkpoint threshold (1,000 pages of 4 KiB). */
 const START_BYTES = 1000 * 4096;
 /**
- * How often the worker checkpoints. Each checkpoint that copies anything ends in fsyncs, and
- * those slow the store's own writes meanwhile: a push on 1,000 objects took a median 34 ms
- * with a checkpoint every 20 ms, 31 every 100 ms, 29 every 500 ms and 31 with no worker
- * (8 runs each, alternated). At 500 ms the log holds at most half a second of writes.
+ * When the worker copies the log: once the writes pause (no COMMIT by any connection between
+ * two of its looks, `tickMs` apart), and under writes that do not pause, `busyMs` after the
+ * first of them or once the log file passes `capBytes`, whichever comes first (PostgreSQL
+ * checkpoints the same way, by time and by log size, with far larger bounds).
+ *
+ * Copying while the store writes costs the writes: each checkpoint that copies anything ends
+ * in fsyncs, and its reads and writes take the disk and CPU the store's thread is using. A
+ * push on 1,000 objects took a median 34 ms with a checkpoint every 20 ms, 31 every 100 ms and
+ * 29 every 500 ms (8 alternated runs each); a 100,000-row `records import` with a checkpoint
+ * every 500 ms against one after its writes (docs/performance.md, fourteenth round): 0.96× the
+ * time. A burst's pages written by many of its transactions (an index's last pages, the
+ * search index's segments) are also copied once, not once per cycle. The log of a burst is
+ * bounded by `capBytes`, and by `busyMs` of writes.
  */
-const CHECK_MS = 500;
+export interface CheckpointTiming {
+  tickMs: number;
+  busyMs: number;
+  capBytes: number;
+}
+const TIMING: CheckpointTiming = { tickMs: 100, busyMs: 2000, capBytes: 64 * 1024 * 1024 };
 /** How often, at most, a COMMIT looks at the log's size (one stat call). */
 const LOOK_MS = 250;
 const SQLITE_DEFAULT_AUTOCHECKPOINT = 1000;
@@ -73,6 +87,7 @@ const WORKER_NICE = 10;
 // leaves a tail: the worker says so, and the store's connection copies it (afterCommit).
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
+const { statSync } = require('node:fs');
 const Database = require(workerData.module);
 const db = new Database(workerData.path, { fileMustExist: true });
 try {
@@ -88,7 +103,42 @@ const checkpoint = () => {
   }
   if (r && r.log > 0) parentPort.postMessage('tail');
 };
-const timer = setInterval(checkpoint, workerData.everyMs);
+// data_version changes when another connection (the store's, or another process's) has
+// committed since this one last looked: the same value two ticks running is a pause. The
+// worker starts because the log is long, so it starts as if writes were under way.
+const { tickMs, busyMs, capBytes } = workerData.timing;
+const version = db.prepare('PRAGMA data_version').pluck();
+const logBytes = () => {
+  try {
+    return statSync(workerData.path + '-wal').size;
+  } catch {
+    return 0;
+  }
+};
+let seen = version.get();
+let writing = true;
+let since = Date.now();
+const tick = () => {
+  const now = Date.now();
+  const v = version.get();
+  if (v === seen) {
+    if (writing) {
+      writing = false;
+      checkpoint();
+    }
+    return;
+  }
+  seen = v;
+  if (!writing) {
+    writing = true;
+    since = now;
+  }
+  if (now - since >= busyMs || logBytes() >= capBytes) {
+    since = now;
+    checkpoint();
+  }
+};
+const timer = setInterval(tick, tickMs);
 parentPort.on('message', () => {
   clearInterval(timer);
   db.close();
@@ -117,6 +167,8 @@ export class Checkpointer {
   constructor(
     private readonly db: Db,
     private readonly path: string,
+    /** Tests shorten or lengthen it; the store runs with TIMING. */
+    private readonly timing: CheckpointTiming = TIMING,
   ) {
     // An in-memory or temporary database has no log file to copy.
     this.off = path === '' || path === ':memory:' || path.startsWith('file::memory:');
@@ -158,7 +210,7 @@ export class Checkpointer {
   private start(): void {
     let worker: Worker;
     try {
-      worker = new Worker(WORKER, { eval: true, workerData: { module: betterSqlite3(), path: this.path, everyMs: CHECK_MS, nice: WORKER_NICE, passes: PASSES } });
+      worker = new Worker(WORKER, { eval: true, workerData: { module: betterSqlite3(), path: this.path, timing: this.timing, nice: WORKER_NICE, passes: PASSES } });
     } catch {
       this.commitsCheckpoint();
       return;

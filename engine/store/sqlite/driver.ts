@@ -1,6 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { DbErrorKind, Driver, Executor, Param, TransactionOptions } from '../port.js';
-import { Checkpointer } from './checkpointer.js';
+import { Checkpointer, type CheckpointTiming } from './checkpointer.js';
 import { openDatabase, type Db } from './database.js';
 import { sqliteDialect } from './dialect.js';
 import { GroupRunner } from './group.js';
@@ -42,9 +42,10 @@ export class SqliteDriver implements Driver {
   /** Told of every COMMIT of a store write (the backend arms its search-index catch-up here: fulltext-pending.ts). */
   afterCommit: (() => void) | undefined;
 
-  constructor(path: string) {
+  /** `checkpoints`: when the log is copied back (tests; the store uses checkpointer.ts's). */
+  constructor(path: string, options: { checkpoints?: CheckpointTiming } = {}) {
     this.db = openDatabase(path);
-    this.checkpointer = new Checkpointer(this.db, path);
+    this.checkpointer = new Checkpointer(this.db, path, options.checkpoints);
     this.line = lineOf(path);
     const p = (sql: string): Statement => this.db.prepare(sql);
     this.sql = {
