@@ -133,9 +133,12 @@ const tick = () => {
     writing = true;
     since = now;
   }
+  // Counted from the end of the last checkpoint: one that took longer than busyMs (a loaded
+  // machine, this thread's low priority) is not followed at once by the next, which would
+  // hold the checkpoint lock all the time and keep the store from copying the tail.
   if (now - since >= busyMs || logBytes() >= capBytes) {
-    since = now;
     checkpoint();
+    since = Date.now();
   }
 };
 const timer = setInterval(tick, tickMs);
@@ -184,13 +187,15 @@ export class Checkpointer {
    */
   afterCommit(): void {
     if (this.tail) {
-      this.tail = false;
-      // After a COMMIT that landed: a checkpoint that fails (busy, an I/O error) must not turn
-      // the write into an error. The log then waits for the next one.
+      // After a COMMIT that landed: a checkpoint that fails (an I/O error) must not turn the
+      // write into an error. The log then waits for the worker's next one. One that found
+      // another checkpoint under way (the worker's: PASSIVE then copies nothing and says
+      // busy) is tried again after the next COMMIT.
       try {
-        this.db.pragma('wal_checkpoint(PASSIVE)');
+        const [r] = this.db.pragma('wal_checkpoint(PASSIVE)') as { busy: number }[];
+        this.tail = r?.busy === 1;
       } catch {
-        // left for the worker's next checkpoint
+        this.tail = false;
       }
       return;
     }
