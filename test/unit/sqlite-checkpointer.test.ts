@@ -123,36 +123,35 @@ describe('background WAL checkpoints', () => {
     expect(driver.db.pragma('journal_size_limit', { simple: true })).toBe(4 * 4096 * 1000);
   });
 
-  it('a burst is copied once it ends, not while it lasts', async () => {
-    // Ticks far apart, so only a stall of the test itself this long could look like a pause.
-    await reopen({ tickMs: 250, busyMs: 60_000, capBytes: 1024 ** 3 });
+  /**
+   * With `checkpoints`: a heavy write (the worker starts), then writes without a pause for up
+   * to `ms`, or until a checkpoint has copied something (the database file grew).
+   */
+  async function writeOnceWorkerRuns(checkpoints: CheckpointTiming, ms: number): Promise<{ before: number; copied: boolean }> {
+    await reopen(checkpoints);
     await write(driver, 5);
     await until('the worker', () => driver.checkpointer.running);
     const before = statSync(path).size;
-    const grew = () => statSync(path).size > before;
-    await writeWithoutPause(1200, grew);
-    expect(grew(), 'nothing copied while the writes went on').toBe(false);
+    const copied = (): boolean => statSync(path).size > before;
+    await writeWithoutPause(ms, copied);
+    return { before, copied: copied() };
+  }
+
+  it('a burst is copied once it ends, not while it lasts', async () => {
+    // Ticks far apart, so only a stall of the test itself this long could look like a pause.
+    const { before, copied } = await writeOnceWorkerRuns({ tickMs: 250, busyMs: 60_000, capBytes: 1024 ** 3 }, 1200);
+    expect(copied, 'nothing copied while the writes went on').toBe(false);
     await until('the log copied after the writes', () => statSync(path).size >= before + 5 * 1024 * 1024);
   });
 
   it('writes that never pause are copied after busyMs of them', async () => {
-    await reopen({ tickMs: 50, busyMs: 300, capBytes: 1024 ** 3 });
-    await write(driver, 5);
-    await until('the worker', () => driver.checkpointer.running);
-    const before = statSync(path).size;
-    const grew = () => statSync(path).size > before;
-    await writeWithoutPause(10_000, grew);
-    expect(grew(), 'copied while the writes went on').toBe(true);
+    const { copied } = await writeOnceWorkerRuns({ tickMs: 50, busyMs: 300, capBytes: 1024 ** 3 }, 10_000);
+    expect(copied, 'copied while the writes went on').toBe(true);
   });
 
   it('writes that never pause are copied once the log passes capBytes', async () => {
-    await reopen({ tickMs: 50, busyMs: 60_000, capBytes: 8 * 1024 * 1024 });
-    await write(driver, 5);
-    await until('the worker', () => driver.checkpointer.running);
-    const before = statSync(path).size;
-    const grew = () => statSync(path).size > before;
-    await writeWithoutPause(10_000, grew);
-    expect(grew(), 'copied while the writes went on').toBe(true);
+    const { copied } = await writeOnceWorkerRuns({ tickMs: 50, busyMs: 60_000, capBytes: 8 * 1024 * 1024 }, 10_000);
+    expect(copied, 'copied while the writes went on').toBe(true);
     // Copied at the cap, not before: the log file had reached it.
     expect(statSync(`${path}-wal`).size).toBeGreaterThanOrEqual(8 * 1024 * 1024);
   });
