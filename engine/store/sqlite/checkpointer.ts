@@ -78,7 +78,6 @@ const KEEP_BYTES = 4 * START_BYTES;
 /** How many checkpoints in a row the worker runs to reach the log's end before it leaves the tail to the store. */
 const PASSES = 4;
 
-
 // CommonJS, run by the worker (eval): better-sqlite3 is loaded from the path the store's
 // own module resolved, so it is the same package wherever schemasync is installed.
 // A checkpoint reports the log as it was when it began, so the worker checks again: a second
@@ -130,8 +129,8 @@ const tick = () => {
     since = now;
   }
   // Counted from the end of the last checkpoint: one that took longer than busyMs (a loaded
-  // machine) is not followed at once by the next, which would
-  // hold the checkpoint lock all the time and keep the store from copying the tail.
+  // machine) is not followed at once by the next, which would hold the checkpoint lock all
+  // the time and keep the store from copying the tail.
   if (now - since >= busyMs || logBytes() >= capBytes) {
     checkpoint();
     since = Date.now();
