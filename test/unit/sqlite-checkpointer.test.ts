@@ -69,7 +69,8 @@ describe('background WAL checkpoints', () => {
     const before = statSync(path).size;
     await write(driver, 5);
     expect(driver.checkpointer.running).toBe(true);
-    // Only a checkpoint writes a WAL database's file, and the worker (just started) copies at a tick at the earliest.
+    // Only a checkpoint writes a WAL database's file, and the worker, just started, copies at
+    // its first tick at the earliest.
     expect(statSync(path).size).toBe(before);
     expect(statSync(`${path}-wal`).size).toBeGreaterThan(5 * 1024 * 1024);
   });
