@@ -77,6 +77,11 @@ const KEEP_BYTES = 4 * START_BYTES;
 
 /** How many checkpoints in a row the worker runs to reach the log's end before it leaves the tail to the store. */
 const PASSES = 4;
+/**
+ * How many ticks apart the worker looks while the store writes nothing (a server left idle
+ * wakes its thread twice a second, not ten times).
+ */
+const IDLE_TICKS = 5;
 
 // CommonJS, run by the worker (eval): better-sqlite3 is loaded from the path the store's
 // own module resolved, so it is the same package wherever schemasync is installed.
@@ -136,9 +141,18 @@ const tick = () => {
     since = Date.now();
   }
 };
-const timer = setInterval(tick, tickMs);
+// Once the log is copied and nothing is written, a look IDLE_TICKS ticks apart: it only has to
+// notice that writes began again (the time bound then counts from up to that much later).
+let timer;
+const next = () => {
+  timer = setTimeout(() => {
+    tick();
+    next();
+  }, writing ? tickMs : tickMs * workerData.idleTicks);
+};
+next();
 parentPort.on('message', () => {
-  clearInterval(timer);
+  clearTimeout(timer);
   db.close();
   parentPort.close();
 });
@@ -210,7 +224,7 @@ export class Checkpointer {
   private start(): void {
     let worker: Worker;
     try {
-      worker = new Worker(WORKER, { eval: true, workerData: { module: betterSqlite3(), path: this.path, timing: this.timing, passes: PASSES } });
+      worker = new Worker(WORKER, { eval: true, workerData: { module: betterSqlite3(), path: this.path, timing: this.timing, passes: PASSES, idleTicks: IDLE_TICKS } });
     } catch {
       this.commitsCheckpoint();
       return;
