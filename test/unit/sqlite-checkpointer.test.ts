@@ -143,6 +143,11 @@ describe('background WAL checkpoints', () => {
     const { before, copied } = await writeOnceWorkerRuns({ tickMs: 250, busyMs: 60_000, capBytes: 1024 ** 3 }, 1200);
     expect(copied, 'nothing copied while the writes went on').toBe(false);
     await until('the log copied after the writes', () => statSync(path).size >= before + 5 * 1024 * 1024);
+    // Idle now (the worker looks less often): the next burst is noticed and copied after it too.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const after = statSync(path).size;
+    await write(driver, 3);
+    await until('the next burst copied', () => statSync(path).size >= after + 3_000_000);
   });
 
   it('writes that never pause are copied after busyMs of them', async () => {
