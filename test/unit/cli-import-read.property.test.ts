@@ -54,3 +54,18 @@ describe('NDJSON lines read a chunk at a time', () => {
     );
   });
 });
+
+describe('CSV: a read error before the parser is there', () => {
+  // readCsv loads csv-parse when the first CSV row is asked for, and the file's stream is
+  // piped to it only after that import. A read error in between (a file that fails at once)
+  // must end the rows with that error — not go out as an 'error' event nobody listens to,
+  // which would end the whole process.
+  it('ends the rows with the error the file gave', async () => {
+    const input = new Readable({ read() {} });
+    const rows = readRows(input, 'csv', shape, { ignored: new Set() });
+    const first = rows.next();
+    // Emitted on the next tick, while the generator waits for csv-parse.
+    input.destroy(Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' }));
+    await expect(first).rejects.toThrow('EIO: i/o error, read');
+  });
+});
