@@ -247,34 +247,6 @@ describe('the index layout on open', () => {
     expect(notices).toEqual([]);
   });
 
-  // FTS5's automerge (fulltext.ts AUTOMERGE): 8, not its default 4, in a new index and, with
-  // no rebuild, in an index of the current layout made before the setting.
-  it('a new index merges segments 8 at a time, and an index of the current layout without the setting gets it on open', async () => {
-    const automerge = (): unknown => {
-      const db = new Database(path, { readonly: true });
-      try {
-        return db.prepare("SELECT v FROM _ss_fts_config WHERE k = 'automerge'").pluck().get();
-      } finally {
-        db.close();
-      }
-    };
-    const made = await store.bulkCreate('deal', [row(1), row(2)], actor);
-    expect(automerge()).toBe(8);
-    await store.close();
-    const db = new Database(path);
-    // FTS5's default, as an index made before the setting works with (its config table is
-    // written only through FTS5's own commands).
-    db.exec("INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('automerge', 4)");
-    db.close();
-    expect(automerge()).toBe(4);
-    const notices: string[] = [];
-    store = openStore({ path, filesDir: false, notice: (line) => notices.push(line) });
-    expect(notices).toEqual([]);
-    expect(automerge()).toBe(8);
-    expect(await hitIds('"deal number 2"')).toEqual([made[1]!.id]);
-    expect(inspect().intact).toBe(true);
-  });
-
   it('an index of an older layout is rebuilt on open, saying so, and bulk writes index into the new one', async () => {
     await store.bulkCreate('deal', [row(1), row(2)], actor);
     await store.close();

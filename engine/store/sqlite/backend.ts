@@ -24,6 +24,7 @@ import { bulkInsertIndex, bulkUpdateIndex } from './fulltext-bulk.js';
 import { textAttributes } from '../sql/search-layout.js';
 import { runFulltext } from './fulltext-query.js';
 import { catchUp, PendingIndex } from './fulltext-pending.js';
+import { IndexMerger } from './fulltext-merge.js';
 
 /**
  * The embedded backend (engine/store/port.ts Backend) over one better-sqlite3 file.
@@ -76,7 +77,13 @@ export function sqliteBackend(path: string): Backend & { driver: SqliteDriver } 
   };
   // Between searches, what single writes left waiting for FTS5 is applied 100 ms after a commit.
   const pending = new PendingIndex(db, (fn) => driver.serial(fn), () => catchUp(db, prepare));
-  driver.afterCommit = () => pending.afterCommit();
+  // FTS5's segments are merged once the writes pause, not inside them (fulltext-merge.ts).
+  const merger = new IndexMerger(db, (fn) => driver.serial(fn));
+  driver.afterCommit = () => {
+    pending.afterCommit();
+    merger.afterCommit();
+  };
+  merger.soon();
   const fulltext: FulltextPort = {
     ensure: (_tx, objects) => {
       const built = ensureSearchIndex(db, objects);

@@ -9,6 +9,7 @@ import type { Db } from './database.js';
 import { layoutAttributes, parseLayout, textAttributes } from '../sql/search-layout.js';
 import { intColumn } from '../sql/rows.js';
 import { addWaiting, forgetRows, markPending, PENDING_TABLES, PENDING_TABLES_SQL } from './fulltext-pending.js';
+import { applyMergeSettings } from './fulltext-merge.js';
 
 /**
  * The cross-object full-text index (contract.md §3 "Cross-object search").
@@ -126,20 +127,6 @@ ${PENDING_TABLES_SQL}
  * of queries (sql/search-text.ts queryTerms) and of the indexed values (sql/search-rows.ts `recordText`), so splitting a row's
  * text at it gives back each attribute's text exactly.
  */
-
-/**
- * FTS5's `automerge` (https://sqlite.org/fts5.html#the_automerge_configuration_option): how many
- * segments of one level it lets gather before merging them. Every write transaction leaves one
- * new segment (its pending terms, flushed at COMMIT), so a 100,000-row import in 1,000-row
- * batches makes 100; at FTS5's default of 4 each entry is rewritten about log4(100) ≈ 3 times,
- * at 8 about twice: ~50 ms less COMMIT CPU per 100,000 one-text rows (test/bench/search.bench.mjs
- * p50/p99 unchanged within noise). A setting kept in the index, not the layout: an index of the
- * current layout that has another value is given this one on open (`ensureSearchIndex`), with
- * no rebuild; merges already done stay valid under any value.
- */
-const AUTOMERGE = 8;
-// A literal: FTS5 refuses a bound value in its configuration INSERT ("SQL logic error").
-const setAutomerge = (db: Db): void => void db.exec(`INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('automerge', ${AUTOMERGE})`);
 
 /** The FTS5 entries of the `_ss_search` rows `where` selects: added after the rows are written. */
 const ftsAdd = (where: string): string => `INSERT INTO _ss_fts(rowid, text) SELECT id, text FROM _ss_search WHERE ${where}`;
@@ -350,8 +337,8 @@ export function ensureSearchIndex(db: Db, objects: Iterable<StoredObject>): bool
   const row = db.prepare("SELECT value FROM _ss_meta WHERE key = 'search_layout'").get() as { value: string } | undefined;
   const hasTable = db.prepare("SELECT 1 FROM sqlite_schema WHERE name = '_ss_fts'").get() !== undefined;
   if (row && Number(row.value) === SEARCH_LAYOUT && hasTable) {
-    const automerge = db.prepare("SELECT v FROM _ss_fts_config WHERE k = 'automerge'").pluck().get();
-    if (automerge !== AUTOMERGE) setAutomerge(db);
+    // Settings kept in the index, not the layout: given on open, with no rebuild (fulltext-merge.ts).
+    applyMergeSettings(db);
     // What a process left waiting when it stopped (fulltext-pending.ts).
     addWaiting(direct(db));
     return false;
@@ -370,7 +357,7 @@ function rebuildSearchIndex(db: Db, objects: Iterable<StoredObject>): void {
   db.exec('DROP TABLE IF EXISTS _ss_fts');
   for (const t of ['_ss_search', '_ss_search_gate', '_ss_search_layout', ...PENDING_TABLES]) db.exec(`DROP TABLE IF EXISTS ${t}`);
   db.exec(TABLES_SQL);
-  setAutomerge(db);
+  applyMergeSettings(db);
   const hasDocuments = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = '_ss_documents'").get() !== undefined;
   if (hasDocuments) {
     db.exec(DOCUMENT_TRIGGERS_SQL);
