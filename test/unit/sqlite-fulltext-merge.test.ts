@@ -51,7 +51,8 @@ describe('the merger on an index of its own', () => {
       db.prepare('INSERT INTO _ss_fts (rowid, text) SELECT id, text FROM _ss_search WHERE id > ?').run(floor);
     })();
   };
-  const merger = (timing: MergeTiming) => new IndexMerger(db, (fn) => Promise.resolve(fn()), timing);
+  // Its queue as the driver's (driver.ts serial): the step runs at once, a throw becomes a rejection.
+  const merger = (timing: MergeTiming) => new IndexMerger(db, (fn) => new Promise<boolean>((resolve) => resolve(fn())), timing);
   const found = (query: string): number[] => (db.prepare('SELECT rowid FROM _ss_fts WHERE _ss_fts MATCH ? ORDER BY rowid').pluck().all(query) as number[]);
 
   it('writes that keep coming are not merged, and once they pause the index is merged to a few segments', async () => {
@@ -84,6 +85,25 @@ describe('the merger on an index of its own', () => {
     m.afterCommit();
     await until('the index merged after the write', () => segmentsIn(db) < MERGE_SETTINGS.usermerge);
     expect(found('"quinoa"')).toHaveLength(next);
+  });
+
+  it("a step never waits for another connection's write lock: it is tried again after the next pause", async () => {
+    for (let i = 0; i < 10; i++) writeBatch();
+    // This connection waits 5 s for a lock (better-sqlite3's default busy timeout), as the store's does.
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    const m = merger({ quietMs: 100, pages: 16 });
+    m.soon();
+    // Steps are tried meanwhile; one that waited for the lock would hold this thread for 5 s.
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(segmentsIn(db)).toBe(10);
+    other.exec('COMMIT');
+    other.close();
+    await until('merged once the lock is free', () => segmentsIn(db) < MERGE_SETTINGS.usermerge);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
   });
 
   it('writes that never pause are bounded: FTS5 merges a level once it holds crisismerge segments', () => {

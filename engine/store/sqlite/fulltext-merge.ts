@@ -1,5 +1,6 @@
 import type { Db } from './database.js';
 import { writeTransaction } from './database.js';
+import { classifySqliteError } from './driver.js';
 
 /**
  * When FTS5 merges the search index's segments (fulltext.ts): once the writes pause, not
@@ -26,9 +27,9 @@ import { writeTransaction } from './database.js';
  * for two (13 ms against 4), which is why the merging is only put off, not dropped.
  *
  * The merging changes how the index is stored, never what it holds: a search finds the same
- * records before, during and after it. A step that fails (another process holds the write
- * lock past the busy timeout) is left for the next pause; every process merging the same file
- * merges the same structure, whichever gets there first.
+ * records before, during and after it. A step never waits for the write lock (`mergeStep`):
+ * while another process holds it, the step is tried again after the next pause; every process
+ * merging the same file merges the same structure, whichever gets there first.
  */
 
 /** FTS5's merge settings, kept in the index (`_ss_fts_config`), given to an index that lacks them on open. */
@@ -55,14 +56,23 @@ export function applyMergeSettings(db: Db): void {
 /**
  * One merge step in a write transaction of its own: says whether FTS5 found work (it
  * changes two rows or more when it merged; fewer means nothing was left, fts5.html "merge").
+ * It never waits for the write lock: merging can always come later, and a store call waits
+ * on this thread while another process holds the lock (busy_timeout, database.ts), which
+ * would stall every request for as long. Held elsewhere, it throws SQLITE_BUSY at once.
  */
 export function mergeStep(db: Db, pages: number): boolean {
   const changes = db.prepare('SELECT total_changes() AS n').pluck();
-  return writeTransaction(db, () => {
-    const before = changes.get() as number;
-    db.exec(`INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('merge', ${Math.trunc(pages)})`);
-    return (changes.get() as number) - before >= 2;
-  });
+  const wait = db.pragma('busy_timeout', { simple: true }) as number;
+  db.pragma('busy_timeout = 0');
+  try {
+    return writeTransaction(db, () => {
+      const before = changes.get() as number;
+      db.exec(`INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('merge', ${Math.trunc(pages)})`);
+      return (changes.get() as number) - before >= 2;
+    });
+  } finally {
+    db.pragma(`busy_timeout = ${wait}`);
+  }
 }
 
 /**
@@ -108,7 +118,11 @@ export class IndexMerger {
       (more) => {
         if (more) this.arm(0);
       },
-      () => undefined,
+      // Another process is writing: try again after the next pause. Any other failure (the
+      // connection closing under it) leaves the merging to the next commit or open.
+      (err: unknown) => {
+        if (classifySqliteError(err) === 'busy') this.arm(this.timing.quietMs);
+      },
     );
   }
 }
