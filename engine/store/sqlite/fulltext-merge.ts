@@ -10,15 +10,15 @@ import { classifySqliteError } from './driver.js';
  * at COMMIT), and segments are merged as they pile up, so that a search reads a few large
  * ones rather than many small ones. FTS5 merges inside the writes by default (`automerge`:
  * each COMMIT does a share of merge work once a level holds that many segments). In a
- * 100,000-row import (1,000-row batches) that was a fifth of the server thread's CPU for
- * the COMMITs: every entry was rewritten about twice while the import ran, at automerge 8.
+ * 100,000-row import (1,000-row batches) that was half of the COMMITs' time and a tenth of
+ * the server thread's: every entry was rewritten about twice while the import ran (automerge 8).
  *
  * So the writes only flush (`automerge` 0), and `IndexMerger` merges once the store has
  * committed nothing for `quietMs`: a step at a time (`'merge', pages`: about that many pages
  * written), each step its own short write transaction in the connection's queue, so a
  * request that arrives meanwhile waits for one step at most, until FTS5 reports nothing left
- * to merge (a level is merged once it holds USER_MERGE segments). Under writes that never
- * pause, `crisismerge` bounds a level: the write that fills one to CRISIS_MERGE segments
+ * to merge (a level is merged once it holds `usermerge` segments). Under writes that never
+ * pause, `crisismerge` bounds a level: the write that brings one to that many segments
  * merges it (a 100,000-row import makes 100 segments and never reaches it; 1,000,000 rows
  * merge seven times on the way).
  *
