@@ -85,6 +85,7 @@ describe('the merger on an index of its own', () => {
     m.afterCommit();
     await until('the index merged after the write', () => segmentsIn(db) < MERGE_SETTINGS.usermerge);
     expect(found('"quinoa"')).toHaveLength(next);
+    expect(() => db.prepare("INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('integrity-check', 1)").run()).not.toThrow();
   });
 
   it("a step never waits for another connection's write lock: it is tried again after the next pause", async () => {
