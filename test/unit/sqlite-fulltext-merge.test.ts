@@ -56,7 +56,7 @@ describe('the merger on an index of its own', () => {
   const found = (query: string): number[] => (db.prepare('SELECT rowid FROM _ss_fts WHERE _ss_fts MATCH ? ORDER BY rowid').pluck().all(query) as number[]);
 
   it('writes that keep coming are not merged, and once they pause the index is merged to a few segments', async () => {
-    const m = merger({ quietMs: 600, pages: 16 });
+    const m = merger({ quietMs: 600, pages: 16, busyMs: 60_000 });
     // Longer than the quiet period, with gaps far shorter than it: a merger that did not wait
     // for the pause (or FTS5 merging inside the writes, automerge) would have merged by the end.
     const t0 = performance.now();
@@ -75,10 +75,54 @@ describe('the merger on an index of its own', () => {
     expect(() => db.prepare("INSERT INTO _ss_fts(_ss_fts, rank) VALUES ('integrity-check', 1)").run()).not.toThrow();
   });
 
+  it('writes that never pause get a merge step every busyMs, so segments do not pile up', async () => {
+    const m = merger({ quietMs: 60_000, pages: 16, busyMs: 300 });
+    const t0 = performance.now();
+    let batches = 0;
+    while (performance.now() - t0 < 1500) {
+      writeBatch();
+      m.afterCommit();
+      batches++;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // Never quiet for 60 s, yet merged along the way: far fewer segments than batches.
+    expect(segmentsIn(db)).toBeLessThan(batches / 2);
+    expect(found('"quinoa"')).toHaveLength(next);
+  });
+
+  it('once merged, a later burst shorter than busyMs is again left alone until it pauses', async () => {
+    const m = merger({ quietMs: 300, pages: 16, busyMs: 1500 });
+    const burst = async (ms: number): Promise<number> => {
+      const t0 = performance.now();
+      let n = 0;
+      while (performance.now() - t0 < ms) {
+        writeBatch();
+        m.afterCommit();
+        n++;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return n;
+    };
+    await burst(200);
+    await until('the first burst merged', () => segmentsIn(db) < MERGE_SETTINGS.usermerge);
+    // Idle for longer than busyMs: the put-off clock starts again with the next write.
+    await new Promise((r) => setTimeout(r, 1800));
+    const left = segmentsIn(db);
+    // Five writes in one turn first: a merger still counting from the first burst would take
+    // them at once (they are a level's worth to merge) instead of waiting.
+    for (let i = 0; i < 5; i++) {
+      writeBatch();
+      m.afterCommit();
+    }
+    const n = 5 + (await burst(1000));
+    expect(segmentsIn(db)).toBe(left + n);
+    await until('the second burst merged after its pause', () => segmentsIn(db) < MERGE_SETTINGS.usermerge);
+  });
+
   it('a merge left unfinished (a write came) goes on at the next pause', async () => {
     for (let i = 0; i < 40; i++) writeBatch(50);
     // One page a step: the 40 segments take many steps, and a write lands among them.
-    const m = merger({ quietMs: 100, pages: 1 });
+    const m = merger({ quietMs: 100, pages: 1, busyMs: 60_000 });
     m.soon();
     await until('merging begun', () => segmentsIn(db) < 40);
     writeBatch();
@@ -94,7 +138,7 @@ describe('the merger on an index of its own', () => {
     expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
     const other = new Database(path);
     other.exec('BEGIN IMMEDIATE');
-    const m = merger({ quietMs: 100, pages: 16 });
+    const m = merger({ quietMs: 100, pages: 16, busyMs: 60_000 });
     m.soon();
     // Steps are tried meanwhile; one that waited for the lock would hold this thread for 5 s.
     const t0 = performance.now();

@@ -17,10 +17,10 @@ import { classifySqliteError } from './driver.js';
  * committed nothing for `quietMs`: a step at a time (`'merge', pages`: about that many pages
  * written), each step its own short write transaction in the connection's queue, so a
  * request that arrives meanwhile waits for one step at most, until FTS5 reports nothing left
- * to merge (a level is merged once it holds `usermerge` segments). Under writes that never
- * pause, `crisismerge` bounds a level: the write that brings one to that many segments
- * merges it (a 100,000-row import makes 100 segments and never reaches it; 1,000,000 rows
- * merge seven times on the way).
+ * to merge (a level is merged once it holds `usermerge` segments). Writes that never pause
+ * get one step every `busyMs`, and `crisismerge` bounds a level: the write that brings one to
+ * that many segments merges it (a 100,000-row import makes 100 segments in ~1 s and reaches
+ * neither).
  *
  * What unmerged segments cost a search: over 100,000 records, 100 segments answered as fast
  * as a merged index; 300 segments (300,000 records) took 10–25% longer for one word and ~3×
@@ -35,13 +35,18 @@ import { classifySqliteError } from './driver.js';
 /** FTS5's merge settings, kept in the index (`_ss_fts_config`), given to an index that lacks them on open. */
 export const MERGE_SETTINGS = { automerge: 0, crisismerge: 128, usermerge: 4 } as const;
 
-/** How long the writes must pause before merging, and the pages each step writes. */
+/**
+ * How long the writes must pause before merging (`quietMs`), the pages each step writes, and
+ * how long writes that never pause may put merging off (`busyMs`): then one step runs anyway,
+ * and another every `busyMs` while they go on.
+ */
 export interface MergeTiming {
   quietMs: number;
   pages: number;
+  busyMs: number;
 }
 
-export const MERGE_TIMING: MergeTiming = { quietMs: 250, pages: 16 };
+export const MERGE_TIMING: MergeTiming = { quietMs: 250, pages: 16, busyMs: 2000 };
 
 /** Gives the index the merge settings it lacks; inside the caller's write transaction. */
 export function applyMergeSettings(db: Db): void {
@@ -79,12 +84,15 @@ export function mergeStep(db: Db, pages: number): boolean {
  * The merging between writes: armed by every store COMMIT (and once on open, for what a
  * process left unmerged when it stopped), run once the writes have paused for `quietMs`, one
  * step per turn of the event loop in the connection's queue (`serial`: after whatever
- * transaction holds it). A commit in the middle puts the rest off to the next pause. The
- * timer never keeps the process alive; a closed connection is left alone.
+ * transaction holds it). A commit in the middle puts the rest off to the next pause; writes
+ * that never pause get one step every `busyMs` (~5 ms of every 2 s). The timer never keeps
+ * the process alive; a closed connection is left alone.
  */
 export class IndexMerger {
   private timer: NodeJS.Timeout | undefined;
   private lastWrite = -Infinity;
+  /** Since when merging has been due and put off by writes (undefined: nothing put off). */
+  private dueSince: number | undefined;
 
   constructor(
     private readonly db: Db,
@@ -94,7 +102,8 @@ export class IndexMerger {
 
   afterCommit(): void {
     this.lastWrite = performance.now();
-    this.arm(this.timing.quietMs);
+    this.dueSince ??= this.lastWrite;
+    this.arm(Math.min(this.timing.quietMs, this.dueSince + this.timing.busyMs - this.lastWrite));
   }
 
   /** Merges what is there once the writes pause (on open). */
@@ -112,11 +121,21 @@ export class IndexMerger {
   }
 
   private tick(): void {
-    const quiet = performance.now() - this.lastWrite;
-    if (quiet < this.timing.quietMs) return this.arm(this.timing.quietMs - quiet);
+    const now = performance.now();
+    const quiet = now - this.lastWrite;
+    // Writes that never pause: one step every busyMs, so tiny segments (a catch-up's every
+    // 100 ms under steady single writes) do not pile up to the crisis bound between pauses.
+    const overdue = this.dueSince !== undefined && now - this.dueSince >= this.timing.busyMs;
+    if (quiet < this.timing.quietMs && !overdue) {
+      const untilQuiet = this.timing.quietMs - quiet;
+      const untilOverdue = this.dueSince === undefined ? Infinity : this.dueSince + this.timing.busyMs - now;
+      return this.arm(Math.min(untilQuiet, untilOverdue));
+    }
+    if (overdue) this.dueSince = now;
     this.serial(() => this.db.open && mergeStep(this.db, this.timing.pages)).then(
       (more) => {
         if (more) this.arm(0);
+        else if (performance.now() - this.lastWrite >= this.timing.quietMs) this.dueSince = undefined;
       },
       // Another process is writing: try again after the next pause. Any other failure (the
       // connection closing under it) leaves the merging to the next commit or open.
