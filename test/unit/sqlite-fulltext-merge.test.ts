@@ -54,19 +54,24 @@ describe('the merger on an index of its own', () => {
   // Its queue as the driver's (driver.ts serial): the step runs at once, a throw becomes a rejection.
   const merger = (timing: MergeTiming) => new IndexMerger(db, (fn) => new Promise<boolean>((resolve) => resolve(fn())), timing);
   const found = (query: string): number[] => (db.prepare('SELECT rowid FROM _ss_fts WHERE _ss_fts MATCH ? ORDER BY rowid').pluck().all(query) as number[]);
+  /** Writes for `ms`, each told to `m` as a store COMMIT is, 20 ms apart (as requests come); how many. */
+  const burst = async (m: IndexMerger, ms: number): Promise<number> => {
+    const t0 = performance.now();
+    let n = 0;
+    while (performance.now() - t0 < ms) {
+      writeBatch();
+      m.afterCommit();
+      n++;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return n;
+  };
 
   it('writes that keep coming are not merged, and once they pause the index is merged to a few segments', async () => {
     const m = merger({ quietMs: 600, pages: 16, busyMs: 60_000 });
     // Longer than the quiet period, with gaps far shorter than it: a merger that did not wait
     // for the pause (or FTS5 merging inside the writes, automerge) would have merged by the end.
-    const t0 = performance.now();
-    let batches = 0;
-    while (performance.now() - t0 < 1500) {
-      writeBatch();
-      m.afterCommit();
-      batches++;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const batches = await burst(m, 1500);
     expect(segmentsIn(db)).toBe(batches);
     const before = found('"acme" "numb"*');
     await until('the index merged after the pause', () => segmentsIn(db) < MERGE_SETTINGS.usermerge);
@@ -77,14 +82,7 @@ describe('the merger on an index of its own', () => {
 
   it('writes that never pause get a merge step every busyMs, so segments do not pile up', async () => {
     const m = merger({ quietMs: 60_000, pages: 16, busyMs: 300 });
-    const t0 = performance.now();
-    let batches = 0;
-    while (performance.now() - t0 < 1500) {
-      writeBatch();
-      m.afterCommit();
-      batches++;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const batches = await burst(m, 1500);
     // Never quiet for 60 s, yet merged along the way: far fewer segments than batches.
     expect(segmentsIn(db)).toBeLessThan(batches / 2);
     expect(found('"quinoa"')).toHaveLength(next);
@@ -92,18 +90,7 @@ describe('the merger on an index of its own', () => {
 
   it('once merged, a later burst shorter than busyMs is again left alone until it pauses', async () => {
     const m = merger({ quietMs: 300, pages: 16, busyMs: 1500 });
-    const burst = async (ms: number): Promise<number> => {
-      const t0 = performance.now();
-      let n = 0;
-      while (performance.now() - t0 < ms) {
-        writeBatch();
-        m.afterCommit();
-        n++;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      return n;
-    };
-    await burst(200);
+    await burst(m, 200);
     await until('the first burst merged', () => segmentsIn(db) < MERGE_SETTINGS.usermerge);
     // Idle for longer than busyMs: the put-off clock starts again with the next write.
     await new Promise((r) => setTimeout(r, 1800));
@@ -114,7 +101,7 @@ describe('the merger on an index of its own', () => {
       writeBatch();
       m.afterCommit();
     }
-    const n = 5 + (await burst(1000));
+    const n = 5 + (await burst(m, 1000));
     expect(segmentsIn(db)).toBe(left + n);
     await until('the second burst merged after its pause', () => segmentsIn(db) < MERGE_SETTINGS.usermerge);
   });
