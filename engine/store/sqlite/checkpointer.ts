@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import type { Db } from './database.js';
+import { PUT_OFF_MS, type Db } from './database.js';
 
 /**
  * WAL checkpoints off the request path, for a store that writes a lot.
@@ -54,7 +54,7 @@ export interface CheckpointTiming {
   busyMs: number;
   capBytes: number;
 }
-const TIMING: CheckpointTiming = { tickMs: 100, busyMs: 2000, capBytes: 64 * 1024 * 1024 };
+const TIMING: CheckpointTiming = { tickMs: 100, busyMs: PUT_OFF_MS, capBytes: 64 * 1024 * 1024 };
 /** How often, at most, a COMMIT looks at the log's size (one stat call). */
 const LOOK_MS = 250;
 const SQLITE_DEFAULT_AUTOCHECKPOINT = 1000;

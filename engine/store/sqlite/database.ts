@@ -121,6 +121,13 @@ const SCHEMA_VERSION = 1;
 /** How long a statement waits for a lock another connection holds before SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
 
+/**
+ * How long writes that never pause may put off the upkeep done once they pause: the WAL's
+ * copy back (checkpointer.ts) and the search index's merging (fulltext-merge.ts). Past it,
+ * that upkeep runs while the writes go on, once per this long.
+ */
+export const PUT_OFF_MS = 2000;
+
 export function openDatabase(path: string): Db {
   const db = new Database(path);
   // Several connections may share the file (two servers on one data folder, a CLI beside a

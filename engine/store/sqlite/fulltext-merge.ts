@@ -1,5 +1,5 @@
 import type { Db } from './database.js';
-import { writeTransaction } from './database.js';
+import { PUT_OFF_MS, writeTransaction } from './database.js';
 import { classifySqliteError } from './driver.js';
 
 /**
@@ -46,7 +46,7 @@ export interface MergeTiming {
   busyMs: number;
 }
 
-export const MERGE_TIMING: MergeTiming = { quietMs: 250, pages: 16, busyMs: 2000 };
+export const MERGE_TIMING: MergeTiming = { quietMs: 250, pages: 16, busyMs: PUT_OFF_MS };
 
 /** Gives the index the merge settings it lacks; inside the caller's write transaction. */
 export function applyMergeSettings(db: Db): void {
