@@ -87,3 +87,52 @@ it('a digest read as used waits for the transactions open at that read: the writ
   expect(reads).toBe(2);
   expect(onDisk()).toBe(1);
 });
+
+/**
+ * A flush whose read of the digest of row a (just deleted) began before an upload of the same
+ * bytes and answers after it: the answer is what the database held when the read began. The
+ * upload's row is written by `commitAgain`; `answer()` lets the read's result arrive.
+ */
+async function uploadWhileAFlushReads(bytes: FileBytes, commitAgain: (sha: string) => Promise<unknown>): Promise<string> {
+  const upload = () => bytes.write(Readable.from([Buffer.from('same bytes')]), { maxBytes: 1024, tooLargeCode: 'PAYLOAD_TOO_LARGE' });
+  const { sha256: sha } = await upload();
+  await bytes.commit(sha, driver, insert('a', sha));
+  await driver.run("DELETE FROM _ss_files WHERE id = 'a'");
+  bytes.release(sha);
+  let answer!: () => void;
+  const arrives = new Promise<void>((r) => (answer = r));
+  const slow = { get: async (sql: string, params?: readonly unknown[]) => { const seen = await driver.get(sql, params as never); await arrives; return seen; } } as unknown as SqliteDriver;
+  const reading = bytes.flush(slow);
+  await upload();
+  await commitAgain(sha).catch(() => undefined);
+  answer();
+  await reading;
+  return sha;
+}
+const row = "(?, 'f', 'text/plain', 10, ?, 'k', '2026-01-01T00:00:00.000Z')";
+const insert = (id: string, sha: string) => () => driver.run(`INSERT INTO _ss_files (id, name, mime_type, size, sha256, uploaded_by, created_at) VALUES ${row}`, [id, sha]);
+
+it('an upload of the same bytes that lands while a flush reads keeps them, though the read began before its row', async () => {
+  // Found by test/api/files-concurrency.test.ts on PostgreSQL: a file row left without bytes.
+  const bytes = new FileBytes(blobs);
+  const sha = await uploadWhileAFlushReads(bytes, (sha) => bytes.commit(sha, driver, insert('b', sha)));
+  expect(onDisk()).toBe(1);
+  expect(await driver.get("SELECT id FROM _ss_files WHERE sha256 = ?", [sha])).toEqual({ id: 'b' });
+  // Nothing kept for good: once row b goes, so do the bytes.
+  await driver.run("DELETE FROM _ss_files WHERE id = 'b'");
+  bytes.release(sha);
+  await bytes.flush(driver);
+  expect(onDisk()).toBe(0);
+});
+
+it('such an upload refused instead: its bytes go at the next flush, not only at the next open', async () => {
+  const bytes = new FileBytes(blobs);
+  await uploadWhileAFlushReads(bytes, (sha) =>
+    bytes.commit(sha, driver, () => {
+      throw new Error('refused');
+    }),
+  );
+  // Kept while the read was unsure, decided by the next write's flush.
+  await bytes.flush(driver);
+  expect(onDisk()).toBe(0);
+});

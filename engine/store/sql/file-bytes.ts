@@ -20,7 +20,9 @@ import { digestInUse, usedDigests } from './files.js';
  *   delete is not committed) and must not forget it: a digest found in use while others are
  *   open waits for exactly those (a row deleted by a transaction begun later is that one's
  *   own release), and is read again when the last of them has ended — one read, not one per
- *   flush while the server stays busy. A digest found in use with none open is used by a
+ *   flush while the server stays busy.
+ * - `writtenDuringReads`: a read may begin before an upload of the same bytes commits its row
+ *   and answer after the upload left `inFlight`; such a digest is kept and read again. A digest found in use with none open is used by a
  *   committed row and leaves the list. The last transaction to end reads every delete
  *   committed. (On SQLite the read waits in the connection's queue behind any running
  *   transaction, sqlite/driver.ts, so the first read already sees the last state.) Keeping
@@ -29,6 +31,13 @@ import { digestInUse, usedDigests } from './files.js';
  */
 export class FileBytes {
   private readonly inFlight = new Map<string, number>();
+  /**
+   * Digests an upload wrote while a flush was reading (kept while any read is under way). A
+   * read that began before such an upload's row committed can find no row, and by the time it
+   * answers the upload may have committed and left `inFlight`: neither says the bytes are used.
+   */
+  private readonly writtenDuringReads = new Set<string>();
+  private reads = 0;
   /** Digest → the transactions to wait for before reading it again (none: read at the next flush). */
   private readonly candidates = new Map<string, ReadonlySet<number> | undefined>();
   private readonly open = new Set<number>();
@@ -40,6 +49,7 @@ export class FileBytes {
   async write(stream: Readable, options: WriteOptions): Promise<BlobWrite> {
     const written = await this.blobs.writeStream(stream, options);
     this.inFlight.set(written.sha256, (this.inFlight.get(written.sha256) ?? 0) + 1);
+    if (this.reads > 0) this.writtenDuringReads.add(written.sha256);
     return written;
   }
 
@@ -84,10 +94,23 @@ export class FileBytes {
     // The list is taken synchronously, so a transaction that ends meanwhile sees its own releases.
     for (const [sha, waiting] of [...this.candidates]) {
       if (waiting && [...waiting].some((t) => this.open.has(t))) continue;
-      const used = (await digestInUse(driver, sha)) || (this.inFlight.get(sha) ?? 0) > 0;
+      this.reads++;
+      let read: boolean;
+      try {
+        read = await digestInUse(driver, sha);
+      } finally {
+        this.reads--;
+      }
+      const raced = this.writtenDuringReads.has(sha);
+      if (this.reads === 0) this.writtenDuringReads.clear();
+      const used = read || (this.inFlight.get(sha) ?? 0) > 0 || raced;
       if (!used) {
         this.blobs.release(sha, false);
         this.candidates.delete(sha);
+      } else if (raced && !read) {
+        // An upload of these bytes landed while this read ran: its row may be committed now,
+        // unseen by the read. Read again at the next flush (its own, or a later write's).
+        this.candidates.set(sha, undefined);
       } else if (this.open.size === 0) {
         this.candidates.delete(sha);
       } else {
