@@ -30,10 +30,19 @@ afterEach(async () => {
 });
 
 const onDisk = () => [...blobs.digests()].length;
+const row = "(?, 'f', 'text/plain', 10, ?, 'k', '2026-01-01T00:00:00.000Z')";
+const insert = (id: string, sha: string) => () => driver.run(`INSERT INTO _ss_files (id, name, mime_type, size, sha256, uploaded_by, created_at) VALUES ${row}`, [id, sha]);
+
+/** The rows `ids` names are deleted and their digest checked: with no row left, the bytes go. */
+async function lastRowsGo(bytes: FileBytes, sha: string, ids: string[]): Promise<void> {
+  await driver.run(`DELETE FROM _ss_files WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+  bytes.release(sha);
+  await bytes.flush(driver);
+  expect(onDisk()).toBe(0);
+}
 
 async function twoRowsOfOneCopy(bytes: FileBytes): Promise<string> {
   const { sha256 } = await bytes.write(Readable.from([Buffer.from('same bytes')]), { maxBytes: 1024, tooLargeCode: 'PAYLOAD_TOO_LARGE' });
-  const row = "(?, 'f', 'text/plain', 10, ?, 'k', '2026-01-01T00:00:00.000Z')";
   await bytes.commit(sha256, driver, () => driver.run(`INSERT INTO _ss_files (id, name, mime_type, size, sha256, uploaded_by, created_at) VALUES ${row}, ${row}`, ['a', sha256, 'b', sha256]));
   return sha256;
 }
@@ -61,10 +70,7 @@ it('a transaction that rolls back its delete keeps the bytes', async () => {
   bytes.release(sha); // deleted row a, then rolled back: both rows stay
   await bytes.ended(t, driver);
   expect(onDisk()).toBe(1);
-  await driver.run("DELETE FROM _ss_files WHERE id IN ('a', 'b')");
-  bytes.release(sha);
-  await bytes.flush(driver);
-  expect(onDisk()).toBe(0);
+  await lastRowsGo(bytes, sha, ['a', 'b']);
 });
 
 it('a digest read as used waits for the transactions open at that read: the writes after them read nothing for it', async () => {
@@ -109,9 +115,6 @@ async function uploadWhileAFlushReads(bytes: FileBytes, commitAgain: (sha: strin
   await reading;
   return sha;
 }
-const row = "(?, 'f', 'text/plain', 10, ?, 'k', '2026-01-01T00:00:00.000Z')";
-const insert = (id: string, sha: string) => () => driver.run(`INSERT INTO _ss_files (id, name, mime_type, size, sha256, uploaded_by, created_at) VALUES ${row}`, [id, sha]);
-
 it('an upload of the same bytes that lands while a flush reads keeps them, though the read began before its row', async () => {
   // Found by test/api/files-concurrency.test.ts on PostgreSQL: a file row left without bytes.
   const bytes = new FileBytes(blobs);
@@ -119,10 +122,7 @@ it('an upload of the same bytes that lands while a flush reads keeps them, thoug
   expect(onDisk()).toBe(1);
   expect(await driver.get("SELECT id FROM _ss_files WHERE sha256 = ?", [sha])).toEqual({ id: 'b' });
   // Nothing kept for good: once row b goes, so do the bytes.
-  await driver.run("DELETE FROM _ss_files WHERE id = 'b'");
-  bytes.release(sha);
-  await bytes.flush(driver);
-  expect(onDisk()).toBe(0);
+  await lastRowsGo(bytes, sha, ['b']);
 });
 
 it('such an upload refused instead: its bytes go at the next flush, not only at the next open', async () => {
