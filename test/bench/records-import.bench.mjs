@@ -113,17 +113,23 @@ const RAW_LABELS = {
   ftsBatchesOrdered: '+ the FTS5 index, 1,000-row transactions, time-ordered ids as the store draws them',
 };
 
-function startServer(data) {
+/** A child process that prints "listening on <base URL>" once it serves (schemasync serve, the minimal server). */
+function spawnListening(args, what) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, 'serve', '--data', data, '--port', '0', '--no-rate-limit', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (b) => {
       out += b.toString();
       const m = /listening on (http:\/\/\S+\/v1)/.exec(out);
-      if (m) resolve({ child, baseUrl: m[1], apiKey: JSON.parse(readFileSync(join(data, 'credentials.json'), 'utf8')).apiKey });
+      if (m) resolve({ child, baseUrl: m[1] });
     });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
+    child.once('exit', (code) => reject(new Error(`${what} exited with ${code}: ${out}`)));
   });
+}
+
+async function startServer(data) {
+  const started = await spawnListening([bin, 'serve', '--data', data, '--port', '0', '--no-rate-limit', '--quiet'], 'serve');
+  return { ...started, apiKey: JSON.parse(readFileSync(join(data, 'credentials.json'), 'utf8')).apiKey };
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc (clock ticks of 1/100 s). */
@@ -190,7 +196,7 @@ async function importFloor(server, file) {
   const origin = server.baseUrl.replace(/\/v1$/, '');
   const floors = [];
   try {
-    for (const mode of ['none', 'contract']) floors.push({ mode, ...(await startMinimal(origin, join(dir, `minimal-${mode}.db`), mode)), apiKey: server.apiKey });
+    for (const mode of ['none', 'contract']) floors.push({ mode, ...(await spawnListening([join(root, 'test', 'bench', 'minimal-import-server.mjs'), origin, join(dir, `minimal-${mode}.db`), mode], 'the minimal server')), apiKey: server.apiKey });
     const sides = [...floors.map((f) => ({ label: f.mode === 'none' ? 'minimal server (parse, insert, FTS5)' : '+ the contract\'s checks, fingerprint and key rows', server: f, ms: [] })), { label: 'schemasync serve', server, ms: [] }];
     let n = 0;
     const importInto = async (s) => {
@@ -216,19 +222,6 @@ async function importFloor(server, file) {
       await once(f.child, 'exit');
     }
   }
-}
-
-function startMinimal(origin, file, mode) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, 'test', 'bench', 'minimal-import-server.mjs'), origin, file, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (b) => {
-      out += b.toString();
-      const m = /listening on (http:\/\/\S+\/v1)/.exec(out);
-      if (m) resolve({ child, baseUrl: m[1] });
-    });
-    child.once('exit', (code) => reject(new Error(`the minimal server exited with ${code}: ${out}`)));
-  });
 }
 
 async function defineObject(server, name) {
