@@ -1,0 +1,149 @@
+import jsyaml from 'js-yaml';
+
+/**
+ * The value of a plain declaration file, read by js-yaml instead of yaml: ~8× faster here
+ * (20 files of the 1,000-object × 50-attribute project: ~0.2 s against ~1.7 s, cold), and a
+ * large project's `validate`, `plan`, `sync` and watch spent most of their time parsing.
+ * yaml stays the parser of record: it is what reports syntax errors with their positions,
+ * refuses alias bombs, merge keys and cyclic aliases, and what docOf() (parse-file.ts) reads
+ * again when a later rule must point into a file. So this path only ever answers for files
+ * where both parsers give the same value without an error or a warning, and says "not
+ * mine" (undefined) for everything else, which parse-file.ts then reads with yaml as before:
+ *
+ * - It reads only text without the YAML features where the two could part (`PLAIN`): no
+ *   anchors or aliases, tags, directives, document markers, block scalars, explicit keys,
+ *   tabs, carriage returns or a byte-order mark, and no key written as null (yaml names
+ *   that key "", js-yaml "null"). A file that holds such a character anywhere, even inside
+ *   a quoted string, goes to yaml whole: slower, never different.
+ * - Plain scalars resolve by `CORE`, yaml's YAML 1.2 core schema written out (its tests and
+ *   constructors, from yaml's schema/core), not by js-yaml's own core schema, which reads
+ *   `1_000` as a number where yaml keeps the text.
+ * - Anything js-yaml refuses or warns about (a syntax error, a duplicate key, nesting too
+ *   deep for its stack) goes to yaml, which reports it as it always did.
+ *
+ * test/unit/fast-yaml.property.test.ts holds the two parsers to the same value on random
+ * declarations and scalars, and checks that yaml accepts every text this path reads.
+ */
+export function plainYamlValue(text: string): { value: unknown } | undefined {
+  if (!PLAIN(text)) return undefined;
+  let warned = false;
+  let value: unknown;
+  try {
+    value = jsyaml.load(text, { schema: CORE, onWarning: () => void (warned = true) });
+  } catch {
+    return undefined;
+  }
+  // An empty or comment-only file: yaml's value is null, js-yaml's undefined.
+  if (warned || value === undefined) return undefined;
+  return { value };
+}
+
+/**
+ * YAML features this path leaves to yaml (see above): an anchor, alias, tag or block scalar
+ * where a node can start (after a line start, a space or `[ { ,`: `"image/*"` is read here, `*ref`
+ * is not), an explicit key, a directive, a merge key, a document marker, tabs, CRs, a BOM; and
+ * places where the two part, found by the property test: a `#` right after a quote, a bracket,
+ * a brace or a comma (yaml: a comment needs a space before it), a flow collection used as a key
+ * (`[a]: b`: js-yaml names it by String()), and an escaped line break in a double-quoted
+ * scalar followed by an empty line (folded differently).
+ */
+const FEATURES = /(?:^|[\s[{,])(?:[&*!|>]|\?(?:\s|$))|^%|<<|^(?:---|\.\.\.)|[\t\r\uFEFF]|["'[\]{},]#|[\]}]\s*:|\\\n/m;
+/** A key written as null or empty (`~:`, `null:`, ` :`, `{~}`): yaml stringifies it as "", js-yaml as "null". */
+const NULL_KEY = /(?:^|[\s{,[])(?:~|[Nn]ull|NULL)?[ ]*:(?=[\s,\]}]|$)|[{,]\s*(?:~|[Nn]ull|NULL)\s*[,}]/m;
+/** The first line with content indented (js-yaml reads `  - a` then `- b` as one list; yaml refuses the second line). */
+const INDENTED_START = /^(?:[ ]*(?:#[^\n]*)?\n)*[ ]+[^\s#]/;
+/** A block sequence entry with no node (`- ` or `- # note`): js-yaml lets the next entry sit at another indentation, yaml does not. */
+const EMPTY_ENTRY = /(?:^|[ ])-[ ]*(?:#[^\n]*)?$/m;
+const PLAIN = (text: string): boolean =>
+  !FEATURES.test(text) && !NULL_KEY.test(text) && !INDENTED_START.test(text) && !EMPTY_ENTRY.test(text) && !flowKeyIsCollection(text);
+
+/**
+ * Whether a flow mapping has a collection as a key with no `:` after it (`{ [a] }`, `{ b: 1, {c} }`):
+ * js-yaml names such a key by String() (`a`, "[object Object]"), yaml by the collection's text.
+ * (With a `:` after it, FEATURES declines it.) A scan of the flow collections only: quoted
+ * scalars are skipped where a node can start, so brackets inside them do not count; text it
+ * cannot follow makes it answer true, which sends the file to yaml.
+ */
+function flowKeyIsCollection(text: string): boolean {
+  if (!text.includes('{')) return false;
+  const open: string[] = [];
+  // Whether the next node starts an entry of the innermost flow mapping (after `{` or `,`).
+  let keyStart = false;
+  let nodeStart = true;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === ' ' || c === '\n') continue;
+    if (nodeStart && (c === '"' || c === "'")) {
+      const end = quoteEnd(text, i, c);
+      if (end < 0) return true;
+      i = end;
+      nodeStart = keyStart = false;
+      continue;
+    }
+    if (c === '{' || c === '[') {
+      if (keyStart && open.at(-1) === '{') return true;
+      open.push(c);
+      keyStart = c === '{';
+      nodeStart = true;
+      continue;
+    }
+    if (c === '}' || c === ']') {
+      open.pop();
+      nodeStart = keyStart = false;
+      continue;
+    }
+    if (c === ',' && open.length > 0) {
+      keyStart = open.at(-1) === '{';
+      nodeStart = true;
+      continue;
+    }
+    // `: ` starts a value, `- ` a block sequence entry, a line a block node: quotes may open there.
+    nodeStart = (c === ':' || c === '-') && (text[i + 1] === ' ' || text[i + 1] === '\n');
+    keyStart = false;
+  }
+  return false;
+}
+
+/** The index of the quote that ends the quoted scalar starting at `from` (`''` and `\"` stay inside); -1 if none. */
+function quoteEnd(text: string, from: number, quote: string): number {
+  for (let i = from + 1; i < text.length; i++) {
+    if (quote === '"' && text[i] === '\\') i++;
+    else if (text[i] === quote) {
+      if (quote === "'" && text[i + 1] === "'") i++;
+      else return i;
+    }
+  }
+  return -1;
+}
+
+/**
+ * One implicit scalar type of yaml's core schema: the forms it takes (yaml's regexes, tried in
+ * yaml's order) and the value each makes. One js-yaml type per tag: js-yaml keeps only the
+ * last type it is given for a tag.
+ */
+function scalar(tag: string, forms: [RegExp, (s: string) => unknown][]): jsyaml.Type {
+  const form = (s: string | null) => forms.find(([test]) => test.test(s ?? ''));
+  return new jsyaml.Type(`tag:yaml.org,2002:${tag}`, {
+    kind: 'scalar',
+    resolve: (s: string | null) => form(s) !== undefined,
+    construct: (s: string | null) => form(s)![1](s ?? ''),
+  });
+}
+
+/** yaml 2's core schema (its schema/core/*.js): null, bool, int (octal, decimal, hex), float (nan/inf, exponent, plain). */
+const CORE = jsyaml.FAILSAFE_SCHEMA.extend({
+  implicit: [
+    scalar('null', [[/^(?:~|[Nn]ull|NULL)?$/, () => null]]),
+    scalar('bool', [[/^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/, (s) => s[0] === 't' || s[0] === 'T']]),
+    scalar('int', [
+      [/^0o[0-7]+$/, (s) => parseInt(s.substring(2), 8)],
+      [/^[-+]?[0-9]+$/, (s) => parseInt(s, 10)],
+      [/^0x[0-9a-fA-F]+$/, (s) => parseInt(s.substring(2), 16)],
+    ]),
+    scalar('float', [
+      [/^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/, (s) => (s.slice(-3).toLowerCase() === 'nan' ? NaN : s[0] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY)],
+      [/^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/, (s) => parseFloat(s)],
+      [/^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/, (s) => parseFloat(s)],
+    ]),
+  ],
+});
