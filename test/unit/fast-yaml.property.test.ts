@@ -111,4 +111,15 @@ describe('plain YAML read by js-yaml agrees with yaml', () => {
     ].join('\n');
     expect(agreesWithYaml(text)).toBe(true);
   });
+
+  it('keeps a "__proto__" key an own key, as yaml does, and touches no prototype', () => {
+    for (const text of ['__proto__: { polluted: 1 }\n', 'objects:\n  __proto__:\n    attributes: { a: { type: text } }\n']) {
+      expect(agreesWithYaml(text)).toBe(true);
+      const value = plainYamlValue(text)!.value as object;
+      expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    }
+    const read = plainYamlValue('__proto__: { polluted: 1 }\n')!.value as Record<string, unknown>;
+    expect(Object.keys(read)).toEqual(['__proto__']);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
 });
