@@ -12,9 +12,10 @@ import jsyaml from 'js-yaml';
  *
  * - It reads only text without the YAML features where the two could part (`PLAIN`): no
  *   anchors or aliases, tags, directives, document markers, block scalars, explicit keys,
- *   tabs, carriage returns or a byte-order mark, and no key written as null (yaml names
- *   that key "", js-yaml "null"). A file that holds such a character anywhere, even inside
- *   a quoted string, goes to yaml whole: slower, never different.
+ *   tabs, carriage returns or a byte-order mark, no key written as null (yaml names that
+ *   key "", js-yaml "null"), and none of the spellings below where the property test found
+ *   the two apart. A file that holds such a thing anywhere, even inside a quoted string,
+ *   goes to yaml whole: slower, never different.
  * - Plain scalars resolve by `CORE`, yaml's YAML 1.2 core schema written out (its tests and
  *   constructors, from yaml's schema/core), not by js-yaml's own core schema, which reads
  *   `1_000` as a number where yaml keeps the text.
