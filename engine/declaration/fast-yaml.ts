@@ -12,7 +12,7 @@ import jsyaml from 'js-yaml';
  *
  * - It reads only text without the YAML features where the two could part (`PLAIN`): no
  *   anchors or aliases, tags, directives, document markers, block scalars, explicit keys,
- *   tabs, carriage returns or a byte-order mark, no key written as null (yaml names that
+ *   tabs, a carriage return that does not end a line (CRLF is read as LF) or a byte-order mark, no key written as null (yaml names that
  *   key "", js-yaml "null"), and none of the spellings below where the property test found
  *   the two apart. A file that holds such a thing anywhere, even inside a quoted string,
  *   goes to yaml whole: slower, never different.
@@ -25,8 +25,10 @@ import jsyaml from 'js-yaml';
  * test/unit/fast-yaml.property.test.ts holds the two parsers to the same value on random
  * declarations and scalars, and checks that yaml accepts every text this path reads.
  */
-export function plainYamlValue(text: string): { value: unknown } | undefined {
-  if (!PLAIN(text)) return undefined;
+export function plainYamlValue(source: string): { value: unknown } | undefined {
+  // CRLF line ends (a file saved on Windows) are line breaks to both parsers alike; a lone CR is left to yaml.
+  const text = source.includes('\r') ? (LONE_CR.test(source) ? undefined : source.replace(/\r\n/g, '\n')) : source;
+  if (text === undefined || !PLAIN(text)) return undefined;
   let warned = false;
   let value: unknown;
   try {
@@ -42,13 +44,14 @@ export function plainYamlValue(text: string): { value: unknown } | undefined {
 /**
  * YAML features this path leaves to yaml (see above): an anchor, alias, tag or block scalar
  * where a node can start (after a line start, a space or `[ { ,`: `"image/*"` is read here, `*ref`
- * is not), an explicit key, a directive, a merge key, a document marker, tabs, CRs, a BOM; and
+ * is not), an explicit key, a directive, a merge key, a document marker, tabs, a BOM; and
  * places where the two part, found by the property test: a `#` right after a quote, a bracket,
  * a brace or a comma (yaml: a comment needs a space before it), a flow collection used as a key
  * (`[a]: b`: js-yaml names it by String()), and an escaped line break in a double-quoted
  * scalar followed by an empty line (folded differently).
  */
-const FEATURES = /(?:^|[\s[{,])(?:[&*!|>]|\?(?:\s|$))|^%|<<|^(?:---|\.\.\.)|[\t\r\uFEFF]|["'[\]{},]#|[\]}]\s*:|\\\n/m;
+const FEATURES = /(?:^|[\s[{,])(?:[&*!|>]|\?(?:\s|$))|^%|<<|^(?:---|\.\.\.)|[\t\uFEFF]|["'[\]{},]#|[\]}]\s*:|\\\n/m;
+const LONE_CR = /\r(?!\n)/;
 /** A key written as null or empty (`~:`, `null:`, ` :`, `{~}`): yaml stringifies it as "", js-yaml as "null". */
 const NULL_KEY = /(?:^|[\s{,[])(?:~|[Nn]ull|NULL)?[ ]*:(?=[\s,\]}]|$)|[{,]\s*(?:~|[Nn]ull|NULL)\s*[,}]/m;
 /** The first line with content indented (js-yaml reads `  - a` then `- b` as one list; yaml refuses the second line). */

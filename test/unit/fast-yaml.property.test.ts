@@ -11,7 +11,8 @@ import { checkProperty, randomSeed } from '../support/property.js';
  * warning, to the same value (NaN, -0, key order and all). Held on declarations written out
  * by yaml in its styles, on YAML typed by hand in the flow style declarations use with tricky
  * scalars, and on random strings of YAML's significant characters; the first two must also
- * mostly take the fast path, or the property would hold by declining everything.
+ * mostly take the fast path, or the property would hold by declining everything. Each of
+ * those also with CRLF line ends, which the fast path reads as it reads LF.
  */
 const OPTIONS = { prettyErrors: false, uniqueKeys: true, strict: true } as const;
 
@@ -50,16 +51,24 @@ const typed = fc
 const noise = fc.oneof(
   fc.string({ unit: fc.constantFrom(...'ab01 :-,[]{}#"\'\n.+~?&*!|>%@`\\\t'.split('')), maxLength: 40 }),
   fc
-    .array(fc.constantFrom('a', 'b: ', 'c:', '- ', '-', '  ', '\n', '\n  ', '{', '}', '[', ']', ', ', ',', '"x y"', "'it''s'", '"\\u00e9\\n"', ' #c', '#', '1', '-2', '.5', '1e3', 'null', '~', 'true', ':', ': ', '? ', '0x1F', '"a\n  b"', '\n    ', '\n- ', '\n  - ', 'k: ', '\n  k: ', '\n    k: ', "'q: r'", '"[x]"'), { maxLength: 24 })
+    .array(fc.constantFrom('a', 'b: ', 'c:', '- ', '-', '  ', '\n', '\n  ', '{', '}', '[', ']', ', ', ',', '"x y"', "'it''s'", '"\\u00e9\\n"', ' #c', '#', '1', '-2', '.5', '1e3', 'null', '~', 'true', ':', ': ', '? ', '0x1F', '"a\n  b"', '\n    ', '\n- ', '\n  - ', 'k: ', '\n  k: ', '\n    k: ', "'q: r'", '"[x]"', '\r\n', '\r'), { maxLength: 24 })
     .map((tokens) => tokens.join('')),
 );
 
+/** The same text with Windows line ends: read alike by both, and by the fast path whenever the LF text is. */
+const crlf = (t: string): string => t.replace(/\n/g, '\r\n');
+
 function run(seed: number, runs: number): void {
   let fast = 0;
-  checkProperty('yaml written in its styles', written, (t) => void (agreesWithYaml(t) && fast++), seed, runs);
+  const both = (t: string): void => {
+    const lf = agreesWithYaml(t);
+    expect(agreesWithYaml(crlf(t)), JSON.stringify(t)).toBe(lf);
+    if (lf) fast++;
+  };
+  checkProperty('yaml written in its styles', written, both, seed, runs);
   expect(fast).toBeGreaterThan(runs / 2);
   fast = 0;
-  checkProperty('declarations typed by hand', typed, (t) => void (agreesWithYaml(t) && fast++), seed, runs);
+  checkProperty('declarations typed by hand', typed, both, seed, runs);
   expect(fast).toBeGreaterThan(runs / 2);
   checkProperty('strings of YAML characters', noise, (t) => void agreesWithYaml(t), seed, runs * 4);
 }
@@ -78,7 +87,7 @@ describe('plain YAML read by js-yaml agrees with yaml', () => {
       '? a\n: b\n', // explicit key
       '%YAML 1.2\n---\na: 1\n', // directive, document marker
       'a: 1\n---\nb: 2\n', // two documents
-      'a: 1\r\nb: 2\r\n', // CRLF
+      'a: 1\rb: 2\n', // a carriage return that ends no line
       'a:\n\t- 1\n', // tab
       '\uFEFFa: 1\n', // BOM
       'null: 1\n', // a key yaml names "" and js-yaml "null"
