@@ -1,4 +1,5 @@
 import jsyaml from 'js-yaml';
+import { isScalar, Schema } from 'yaml';
 
 /**
  * The value of a plain declaration file, read by js-yaml instead of yaml: ~8× faster here
@@ -16,9 +17,8 @@ import jsyaml from 'js-yaml';
  *   key "", js-yaml "null"), and none of the spellings below where the property test found
  *   the two apart. A file that holds such a thing anywhere, even inside a quoted string,
  *   goes to yaml whole: slower, never different.
- * - Plain scalars resolve by `CORE`, yaml's YAML 1.2 core schema written out (its tests and
- *   constructors, from yaml's schema/core), not by js-yaml's own core schema, which reads
- *   `1_000` as a number where yaml keeps the text.
+ * - Plain scalars resolve by `CORE`: yaml's own YAML 1.2 core schema tags, handed to js-yaml,
+ *   not js-yaml's core schema, which reads `1_000` as a number where yaml keeps the text.
  * - Anything js-yaml refuses or warns about (a syntax error, a duplicate key, nesting too
  *   deep for its stack) goes to yaml, which reports it as it always did.
  *
@@ -121,33 +121,39 @@ function quoteEnd(text: string, from: number, quote: string): number {
 }
 
 /**
- * One implicit scalar type of yaml's core schema: the forms it takes (yaml's regexes, tried in
- * yaml's order) and the value each makes. One js-yaml type per tag: js-yaml keeps only the
- * last type it is given for a tag.
+ * yaml's own core schema (the tags `yaml` resolves plain scalars by, in its order: null, bool,
+ * int octal/decimal/hex, float nan-inf/exponent/plain) as js-yaml implicit types, so the rule
+ * of what a plain scalar means lives in one place, yaml's. One js-yaml type per tag, trying
+ * that tag's forms in yaml's order: js-yaml keeps only the last type it is given for a tag.
+ * Each value is made by yaml's own `resolve` (a Scalar is unwrapped); a form that reports an
+ * error throws, and js-yaml's refusal sends the file to yaml.
  */
-function scalar(tag: string, forms: [RegExp, (s: string) => unknown][]): jsyaml.Type {
-  const form = (s: string | null) => forms.find(([test]) => test.test(s ?? ''));
-  return new jsyaml.Type(`tag:yaml.org,2002:${tag}`, {
-    kind: 'scalar',
-    resolve: (s: string | null) => form(s) !== undefined,
-    construct: (s: string | null) => form(s)![1](s ?? ''),
+type YamlScalarTag = { tag: string; test: RegExp; resolve: (s: string, onError: (message: string) => void, options: object) => unknown };
+
+const refuse = (message: string): never => {
+  throw new Error(message);
+};
+/** What yaml's resolvers read of the parse options: declarations read integers as numbers. */
+const RESOLVE_OPTIONS = { intAsBigInt: false };
+
+function coreTypes(): jsyaml.Type[] {
+  const byTag = new Map<string, YamlScalarTag[]>();
+  for (const t of new Schema({ schema: 'core' }).tags as unknown[]) {
+    const tag = t as Partial<YamlScalarTag> & { default?: unknown };
+    if (!(tag.test instanceof RegExp) || typeof tag.resolve !== 'function' || !tag.default || tag.tag === undefined) continue;
+    byTag.set(tag.tag, [...(byTag.get(tag.tag) ?? []), tag as YamlScalarTag]);
+  }
+  return [...byTag].map(([tag, forms]) => {
+    const form = (s: string | null) => forms.find((f) => f.test.test(s ?? ''));
+    return new jsyaml.Type(tag, {
+      kind: 'scalar',
+      resolve: (s: string | null) => form(s) !== undefined,
+      construct: (s: string | null) => {
+        const value = form(s)!.resolve(s ?? '', refuse, RESOLVE_OPTIONS);
+        return isScalar(value) ? value.value : value;
+      },
+    });
   });
 }
 
-/** yaml 2's core schema (its schema/core/*.js): null, bool, int (octal, decimal, hex), float (nan/inf, exponent, plain). */
-const CORE = jsyaml.FAILSAFE_SCHEMA.extend({
-  implicit: [
-    scalar('null', [[/^(?:~|[Nn]ull|NULL)?$/, () => null]]),
-    scalar('bool', [[/^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/, (s) => s[0] === 't' || s[0] === 'T']]),
-    scalar('int', [
-      [/^0o[0-7]+$/, (s) => parseInt(s.substring(2), 8)],
-      [/^[-+]?[0-9]+$/, (s) => parseInt(s, 10)],
-      [/^0x[0-9a-fA-F]+$/, (s) => parseInt(s.substring(2), 16)],
-    ]),
-    scalar('float', [
-      [/^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/, (s) => (s.slice(-3).toLowerCase() === 'nan' ? NaN : s[0] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY)],
-      [/^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/, (s) => parseFloat(s)],
-      [/^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/, (s) => parseFloat(s)],
-    ]),
-  ],
-});
+const CORE = jsyaml.FAILSAFE_SCHEMA.extend({ implicit: coreTypes() });

@@ -24,7 +24,6 @@ import { CODECS } from '../../dist/engine/store/sqlite/codecs.js';
 
 const [upstream, file, mode] = process.argv.slice(2);
 const contract = mode === 'contract';
-const COLUMN = { text: 'TEXT', number: 'REAL', integer: 'INTEGER', boolean: 'INTEGER', date: 'TEXT' };
 const CHUNK = 50;
 
 const db = new Database(file);
@@ -41,10 +40,8 @@ async function objectOf(name, authorization) {
   if (!res.ok) throw new Error(`schema of ${name}: ${res.status}`);
   const stored = (await res.json()).data;
   const attrs = stored.attributes.filter((a) => !a.system);
-  const cols = attrs.map((a) => {
-    if (!COLUMN[a.type]) throw new Error(`the minimal server has no column for ${a.type}`);
-    return `"${a.name}" ${COLUMN[a.type]}`;
-  });
+  // The store's own column type per attribute type (engine/store/sqlite/codecs.ts).
+  const cols = attrs.map((a) => `"${a.name}" ${CODECS[a.type].column}`);
   const text = attrs.filter((a) => a.type === 'text').map((a) => `"${a.name}"`);
   const table = `"r_${name}"`;
   db.exec(`CREATE TABLE ${table} (id TEXT PRIMARY KEY, version INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, created_by TEXT, ${cols.join(', ')}) STRICT`);
@@ -52,7 +49,7 @@ async function objectOf(name, authorization) {
   const row = `(?, 1, ?, ?, ?${', ?'.repeat(attrs.length)})`;
   o = {
     stored: { name, attributes: stored.attributes },
-    names: attrs.map((a) => a.name),
+    attrs,
     one: db.prepare(`INSERT INTO ${table} VALUES ${row}`),
     chunk: db.prepare(`INSERT INTO ${table} VALUES ${Array(CHUNK).fill(row).join(', ')}`),
     top: db.prepare(`SELECT COALESCE(MAX(rowid), 0) FROM ${table}`).pluck(),
@@ -84,7 +81,8 @@ app.post('/v1/records/:object/bulk-create', async (request, reply) => {
   const key = contract ? request.headers['idempotency-key'] : undefined;
   const hash = key ? createHash('sha256').update(canonicalJson(request.body)).digest('hex') : '';
   const columns = records.map((body, i) => {
-    if (!contract) return o.names.map((n) => (typeof body[n] === 'boolean' ? Number(body[n]) : (body[n] ?? null)));
+    // Unchecked: each value only encoded for its column, as the store's codec does (a boolean as 0/1).
+    if (!contract) return o.attrs.map((a) => (body[a.name] == null ? null : CODECS[a.type].encode(body[a.name], a)));
     const parsed = parseRecordBody(CODECS, o.stored, body, 'create', ['records', i]);
     if (parsed.errors.length > 0) throw new Error(`records[${i}]: ${parsed.errors[0].message}`);
     return parsed.columns.map((c) => c ?? null);

@@ -20,14 +20,15 @@ import { digestInUse, usedDigests } from './files.js';
  *   delete is not committed) and must not forget it: a digest found in use while others are
  *   open waits for exactly those (a row deleted by a transaction begun later is that one's
  *   own release), and is read again when the last of them has ended — one read, not one per
- *   flush while the server stays busy.
- * - `writtenDuringReads`: a read may begin before an upload of the same bytes commits its row
- *   and answer after the upload left `inFlight`; such a digest is kept and read again. A digest found in use with none open is used by a
+ *   flush while the server stays busy. A digest found in use with none open is used by a
  *   committed row and leaves the list. The last transaction to end reads every delete
  *   committed. (On SQLite the read waits in the connection's queue behind any running
- *   transaction, sqlite/driver.ts, so the first read already sees the last state.) Keeping
- *   bytes is the only effect of a stale read: bytes go only when a read after the deleting
- *   transaction's end finds no row and no upload.
+ *   transaction, sqlite/driver.ts, so the first read already sees the last state.)
+ * - `writtenDuringReads`: a read may begin before an upload of the same bytes commits its row
+ *   and answer after the upload left `inFlight`; such a digest is kept and read again.
+ *
+ * Keeping bytes is the only effect of a stale read: bytes go only when a read after the
+ * deleting transaction's end finds no row and no upload.
  */
 export class FileBytes {
   private readonly inFlight = new Map<string, number>();
