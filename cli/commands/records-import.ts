@@ -111,6 +111,8 @@ export async function importRecords(ctx: RecordsContext, object: string, file: s
  * may be written (importer.ts), so the answer is a list of ranges, not a line to resume at.
  */
 function whereItStopped(r: ImportResult): string {
+  // Nothing written and nothing in doubt: which lines are not imported would be every line read.
+  if (r.written.length === 0 && r.unsure.length === 0) return 'nothing was imported.';
   const parts: string[] = [r.written.length === 0 ? 'nothing was imported' : `${linesText(r.written)} ${r.written.length === 1 && r.written[0]!.from === r.written[0]!.to ? 'is' : 'are'} imported`];
   if (r.unsure.length > 0) parts.push(`${linesText(r.unsure)} may be (sent, but the answer never came)`);
   const gaps = gapsOf([...r.written, ...r.unsure].sort((a, b) => a.from - b.from), r.lastLineRead, r.firstLineRead || 1);

@@ -98,6 +98,12 @@ describe('rerun after a crash or Ctrl-C', () => {
     expect(said, stop.stdout).not.toBeNull();
     const third = said![1]!.startsWith('lines 1 and 3');
     expect(await countOf(s, 'task')).toBe(third ? 5 : 4);
+    // The first row refused: nothing landed, and the summary says only that.
+    writeFileSync(join(cwd, 'first.ndjson'), [{ title: 'f1', owner: '00000000-0000-4000-8000-000000000000' }, { title: 'f2' }].map((l) => JSON.stringify(l)).join('\n'));
+    const none = await cli(s, ['records', 'import', 'task', 'first.ndjson'], { cwd });
+    expect(none.code).toBe(1);
+    expect(none.stdout).toContain('stopped at the first refused row (--on-error stop): nothing was imported. Fix the refused rows');
+    expect(await countOf(s, 'task')).toBe(third ? 5 : 4);
     const titles = await s.call('POST', '/records/task/search', { body: { filter: { title: { in: ['s1', 's2', 's3'] } }, limit: 10 } });
     expect((titles.body.data as { values: { title: string } }[]).map((r) => r.values.title).sort()).toEqual(third ? ['s1', 's3'] : ['s1']);
   });
