@@ -5,7 +5,7 @@
 //    `pg` insert route (target: 1 process ≥ 0.6 of it); more processes must not lower the
 //    throughput (target: ≥ 0.8 of one process on this 2-core machine) and nothing is lost
 //    (rows counted in the database = 201 answers); the bare route and the three process
-//    counts alternated over BENCH_CREATE_ROUNDS (default 2) rounds, best of each;
+//    counts alternated over BENCH_CREATE_ROUNDS (default 3, as the bulk rounds) rounds, best of each;
 // 2. bulk-create of 10,000 records over HTTP (10 × POST bulk-create of 1,000) on PostgreSQL
 //    vs SQLite vs a bare Fastify + `pg` route inserting the same rows (target ≥ 0.6); best of
 //    BENCH_BULK_ROUNDS (default 3) rounds each, alternated.
@@ -27,7 +27,7 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = 50;
 const BULK_TOTAL = 10_000;
 const BULK_BATCH = 1_000;
-const CREATE_ROUNDS = Math.max(1, Number(process.env.BENCH_CREATE_ROUNDS ?? 2));
+const CREATE_ROUNDS = Math.max(1, Number(process.env.BENCH_CREATE_ROUNDS ?? 3));
 const BULK_ROUNDS = Math.max(1, Number(process.env.BENCH_BULK_ROUNDS ?? 3));
 const STAGES = ['lead', 'qualified', 'won', 'lost'];
 const declaration = {
