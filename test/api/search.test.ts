@@ -221,6 +221,37 @@ describe('POST /search and GET /global-search', () => {
     expect(ids(await search('doohickey')).sort()).toEqual([id, after].sort());
   });
 
+  it('follows a push that changes several indexed attributes of one object at once', async () => {
+    // One push, several attribute steps of one object: its columns change at once (the
+    // folded DDL), and the index follows the object as the push leaves it.
+    type Attrs = Record<string, Record<string, unknown>>;
+    const push = (attributes: Attrs) => s.call('PUT', '/schema/sources/multi', { body: { declaration: { objects: { note: { attributes } }, views: {} }, allowDestructive: true } });
+    const start: Attrs = { title: { type: 'text' }, body: { type: 'text' }, extra: { type: 'text' }, spare: { type: 'text' }, n: { type: 'integer' } };
+    expect((await push(start)).status).toBe(200);
+    const id = await create('note', { title: 'Quillfeather', body: 'Inkwell', extra: 'Parchment', n: 73519 });
+    const steps: [string, Attrs, Record<string, string | null>][] = [
+      // rename + drop of a text attribute holding text
+      ['rename + drop', { heading: { type: 'text', renamedFrom: 'title' }, body: { type: 'text' }, spare: { type: 'text' }, n: { type: 'integer' } }, { quillfeather: 'heading', inkwell: 'body', parchment: null }],
+      // add + drop
+      ['add + drop', { heading: { type: 'text' }, body: { type: 'text' }, memo: { type: 'text' }, n: { type: 'integer' } }, { quillfeather: 'heading', inkwell: 'body' }],
+      // two renames
+      ['two renames', { caption: { type: 'text', renamedFrom: 'heading' }, content: { type: 'text', renamedFrom: 'body' }, memo: { type: 'text' }, n: { type: 'integer' } }, { quillfeather: 'caption', inkwell: 'content' }],
+      // a type change to text + a drop
+      ['type change + drop', { caption: { type: 'text' }, memo: { type: 'text' }, n: { type: 'text' } }, { quillfeather: 'caption', inkwell: null, '73519': 'n' }],
+    ];
+    for (const [what, attributes, expected] of steps) {
+      const r = await push(attributes);
+      expect(r.status, `${what}: ${r.text}`).toBe(200);
+      for (const [word, attribute] of Object.entries(expected)) {
+        expect((await search(word)).map((h) => [h.id, h.attribute]), `${what}: ${word}`).toEqual(attribute === null ? [] : [[id, attribute]]);
+      }
+    }
+    // Written after the pushes: the triggers name the columns as they now are.
+    const later = await create('note', { caption: 'Quillfeathers', memo: 'Blotter' });
+    expect(ids(await search('quillfeather')).sort()).toEqual([id, later].sort());
+    expect(ids(await search('blotter'))).toEqual([later]);
+  });
+
   it('finds document titles, and follows their rename and delete', async () => {
     await s.defineObject('deal', [{ name: 'title', type: 'text' }, { name: 'contract', type: 'document' }]);
     const deal = await create('deal', { title: 'Big deal' });

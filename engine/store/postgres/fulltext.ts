@@ -138,6 +138,17 @@ async function ensureConfig(tx: Executor): Promise<boolean> {
 }
 
 /**
+ * The objects one push's hooks touched (FulltextPort.schemaBatch), by its transaction: each as
+ * the last hook gave it, with the layout changes noted so far, settled once at the batch's
+ * end. Not after each change: the core makes all of an object's column changes at its first
+ * attribute step (sql/apply.ts foldingDdl), so settling after that step, from the object as
+ * the catalog then has it, rebuilt rows from a column the folded DDL had already dropped
+ * (a push renaming one text attribute and dropping another failed). By transaction, since
+ * several run at once on PostgreSQL; a retried transaction is a new executor and batch.
+ */
+const batches = new WeakMap<Executor, Map<string, { o: StoredObject; p: PendingLayout }>>();
+
+/**
  * Bring `o`'s rows, layout and triggers to `o` as it now is, after the changes `p` noted
  * (sql/search-layout.ts keptLayout says whether its rows stay).
  */
@@ -185,27 +196,44 @@ export const postgresFulltext: FulltextPort = {
   beforeSchemaChange: (tx, object) => dropTriggers(tx, object),
 
   async afterAttributeChange(tx, o, oldName, newName) {
-    const p = pendingLayout(await storedLayout(tx, o.name));
+    const batch = batches.get(tx);
+    const p = batch?.get(o.name)?.p ?? pendingLayout(await storedLayout(tx, o.name));
     noteLayoutChange(p, o, oldName, newName);
-    await settle(tx, o, p);
+    if (batch) batch.set(o.name, { o, p });
+    else await settle(tx, o, p);
   },
 
-  // Trigger DDL costs PostgreSQL no re-read of the whole schema (SQLite's reason to batch):
-  // each hook keeps its own upkeep, and a push changing several indexed attributes of one
-  // object rebuilds its rows once per change.
-  schemaBatch: (_tx, fn) => fn(),
+  // Each touched object settled once, at the end (see `batches`); nested calls run in the outer one.
+  async schemaBatch(tx, fn) {
+    if (batches.has(tx)) return fn();
+    const touched = new Map<string, { o: StoredObject; p: PendingLayout }>();
+    batches.set(tx, touched);
+    try {
+      const out = await fn();
+      for (const { o, p } of touched.values()) await settle(tx, o, p);
+      return out;
+    } finally {
+      batches.delete(tx);
+    }
+  },
 
   async afterObjectRename(tx, from, o) {
     await tx.run('UPDATE _ss_search SET object = ? WHERE object = ?', [o.name, from]);
     await tx.run('UPDATE _ss_search_layout SET object = ? WHERE object = ?', [o.name, from]);
-    // The triggers moved with the table but call the old object's functions: they are made
-    // again by the renamed object's layout, and then the old functions, which no trigger
-    // calls any more, go.
-    await settle(tx, o, pendingLayout(await storedLayout(tx, o.name)));
+    // The triggers, dropped before the rename (beforeSchemaChange), are made again by the
+    // renamed object's layout (now, or at the batch's end with what else the push changes),
+    // and the old object's functions, which no trigger calls any more, go.
+    const batch = batches.get(tx);
+    const p = batch?.get(from)?.p ?? pendingLayout(await storedLayout(tx, o.name));
+    if (batch) {
+      batch.delete(from);
+      batch.set(o.name, { o, p });
+    } else await settle(tx, o, p);
     await dropFunctions(tx, from);
   },
 
   async dropObject(tx, object) {
+    batches.get(tx)?.delete(object);
     await dropTriggers(tx, object);
     await tx.run('DELETE FROM _ss_search WHERE object = ?', [object]);
     await writeLayout(tx, object, []);
