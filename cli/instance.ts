@@ -145,6 +145,14 @@ export function clientFor(ctx: InstanceContext, env: NodeJS.ProcessEnv = process
   return connect(ctx, env).client;
 }
 
+/**
+ * The client from the global options alone, for commands whose own `--data` is a value (a
+ * record, a role, a view as JSON), not the data folder `--data` names for sync and plan.
+ */
+export function valueDataClient(ctx: Pick<CommandContext, 'cwd' | 'global'>, env: NodeJS.ProcessEnv = process.env): SchemaClient {
+  return clientFor({ cwd: ctx.cwd, global: ctx.global }, env);
+}
+
 /** The client and the target whose policy applies (plan, sync, drift). */
 export function connect(ctx: InstanceContext, env: NodeJS.ProcessEnv = process.env): { client: SchemaClient; instance: Instance } {
   const instance = resolveInstance(ctx, env);

@@ -2,7 +2,7 @@ import { stringify } from 'yaml';
 import { RECORD_ACTIONS, SCHEMA_ACCESS, type RecordAction, type RoleDecl, type RolePermission, type SchemaAccess } from '../../engine/model/roles.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
-import { clientFor } from '../instance.js';
+import { valueDataClient } from '../instance.js';
 import { renderTable } from '../render/table.js';
 
 /**
@@ -29,11 +29,19 @@ export function parseAllow(text: string): RolePermission {
   return { object, actions: actions as RecordAction[] };
 }
 
-function roleBody(o: RolesOptions): RoleDecl {
+/**
+ * The role to send: `current` (update: the stored role, so what this call does not name keeps
+ * its value; the route replaces the whole role), then `--data`'s fields, then the flags.
+ */
+function roleBody(o: RolesOptions, current?: RoleDecl): RoleDecl {
   let base: Partial<RoleDecl> = {};
+  if (current) {
+    const { label, description, schema, permissions } = current;
+    base = { permissions, ...(label !== undefined ? { label } : {}), ...(description !== undefined ? { description } : {}), ...(schema !== undefined ? { schema } : {}) };
+  }
   if (o.data !== undefined) {
     try {
-      base = JSON.parse(o.data) as Partial<RoleDecl>;
+      base = { ...base, ...(JSON.parse(o.data) as Partial<RoleDecl>) };
     } catch (err) {
       throw new CliError(`--data is not valid JSON: ${(err as Error).message}`);
     }
@@ -52,7 +60,8 @@ const grants = (permissions: readonly RolePermission[]): string => permissions.m
 
 export const run: CommandRun<RolesOptions> = async (ctx) => {
   const [action, name] = ctx.args;
-  const client = clientFor(ctx);
+  // Its --data is the role or view as JSON, not a data folder.
+  const client = valueDataClient(ctx);
   const out = (s: string) => ctx.stdout.write(`${s}\n`);
   const needName = (): string => {
     if (!name) throw new CliError(`roles ${action} needs a role name: schemasync roles ${action} <name>`, { hint: 'schemasync roles list shows them' });
@@ -78,8 +87,10 @@ export const run: CommandRun<RolesOptions> = async (ctx) => {
     }
     case 'create':
     case 'update': {
-      const body = roleBody(ctx.options);
-      const role = action === 'create' ? await client.roles.create(needName(), body) : await client.roles.update(needName(), body);
+      const role =
+        action === 'create'
+          ? await client.roles.create(needName(), roleBody(ctx.options))
+          : await client.roles.update(needName(), roleBody(ctx.options, await client.roles.get(needName())));
       if (ctx.global.json) out(JSON.stringify(role));
       else out(`${action === 'create' ? 'created' : 'updated'} role ${role.name}: ${grants(role.permissions)}; schema ${role.schema}`);
       return 0;

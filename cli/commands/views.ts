@@ -5,7 +5,7 @@ import type { Filter, SortSpec } from '../../engine/model/filter.js';
 import { ownerText } from '../../engine/model/stored.js';
 import type { CommandRun } from '../context.js';
 import { CliError } from '../errors.js';
-import { clientFor } from '../instance.js';
+import { valueDataClient } from '../instance.js';
 import { limitOf } from '../options.js';
 import { cell, renderTable } from '../render/table.js';
 
@@ -59,7 +59,8 @@ function viewBody(o: ViewsOptions): ViewDecl {
 
 export const run: CommandRun<ViewsOptions> = async (ctx) => {
   const [action, name] = ctx.args;
-  const client = clientFor(ctx);
+  // Its --data is the role or view as JSON, not a data folder.
+  const client = valueDataClient(ctx);
   const out = (s: string) => ctx.stdout.write(`${s}\n`);
   const needName = (): string => {
     if (!name) throw new CliError(`views ${action} needs a view name: schemasync views ${action} <name>`, { hint: 'schemasync views list shows them' });

@@ -1,6 +1,6 @@
 import type { SchemaClient } from '../../engine/sdk/index.js';
 import type { CommandContext } from '../context.js';
-import { clientFor } from '../instance.js';
+import { valueDataClient } from '../instance.js';
 import { RecordShape } from './shape.js';
 
 /** Every flag of `schemasync records …` (cli/main.ts); each action reads its own. */
@@ -26,12 +26,9 @@ export interface RecordsOptions {
 
 export type RecordsContext = CommandContext<RecordsOptions>;
 
-/**
- * The instance, without this command's options: its `--data` is record values, not the
- * data folder that `--data` names for sync and plan (cli/instance.ts).
- */
+/** The instance, without this command's options: its `--data` is record values (cli/instance.ts valueDataClient). */
 export function clientOf(ctx: RecordsContext): SchemaClient {
-  return clientFor({ cwd: ctx.cwd, global: ctx.global });
+  return valueDataClient(ctx);
 }
 
 /** The object's attributes, read once (issue 17: `--set` is typed by the attribute). */

@@ -94,8 +94,20 @@ describe('roles as code (CLI)', () => {
     expect(list.out).toMatch(/^member\s+built in\s+read\s+\*:read,create,update,delete\s+none$/m);
     expect(list.out).toMatch(/^auditor\s+runtime\s+read\s+deal:read company:read\s+none$/m);
     expect(list.out).toMatch(/^sales\s+source crm\s+none\s+deal:read,create,update,delete company:read\s+none$/m);
+    // What an update does not name keeps its value (the route replaces the whole role).
     const upd = await cli([...g, 'roles', 'update', 'auditor', '--allow', '*:read'], dir);
-    expect(upd.out).toBe('updated role auditor: *:read; schema none\n');
+    expect(upd.out).toBe('updated role auditor: *:read; schema read\n');
+    const relabel = await cli([...g, 'roles', 'update', 'auditor', '--label', 'Auditors'], dir);
+    expect(relabel.out).toBe('updated role auditor: *:read; schema read\n');
+    expect((await s.call('GET', '/roles/auditor')).body.data).toMatchObject({ label: 'Auditors', schema: 'read', permissions: [{ object: '*', actions: ['read'] }] });
+    // --data is the role as JSON (not a data folder, as it is for sync); flags override its fields.
+    const fromJson = await cli([...g, 'roles', 'create', 'clerk', '--data', '{"schema":"read","permissions":[{"object":"deal","actions":["read","create"]}]}', '--label', 'Clerks'], dir);
+    expect(fromJson.err).toBe('');
+    expect(fromJson.out).toBe('created role clerk: deal:read,create; schema read\n');
+    const view = await cli([...g, 'views', 'put', 'open_deals', '--data', '{"object":"deal","columns":["title"]}'], dir);
+    expect(view.err).toBe('');
+    expect((await s.call('GET', '/views/open_deals')).body.data).toMatchObject({ object: 'deal', columns: ['title'] });
+    expect((await cli([...g, 'roles', 'delete', 'clerk'], dir)).code).toBe(0);
     const declared = await cli([...g, 'roles', 'delete', 'sales'], dir);
     expect(declared.code).toBe(1);
     expect(declared.err).toMatch(/^Error: 409 SCHEMA_DUPLICATE: The role "sales" is owned by source "crm"/m);
