@@ -170,6 +170,23 @@ describe('idempotency-key', () => {
     expectError(await create('company', { name: 'Other' }, { 'idempotency-key': key }), { status: 409, code: 'SCHEMA_CONFLICT' });
   });
 
+  it('concurrent repeats of one key write once and all get the answer, with a unique attribute too', async () => {
+    // company.name is unique: a repeat that ran the write itself would fail on the first
+    // try's row (400) instead of replaying it.
+    for (const [path, body] of [
+      ['/records/company', { name: 'Racer', employees: 3 }],
+      ['/records/company/bulk-create', { records: [{ name: 'Racer A' }, { name: 'Racer B' }] }],
+    ] as const) {
+      const key = crypto.randomUUID();
+      const answers = await Promise.all(Array.from({ length: 16 }, () => s.call('POST', path, { body, headers: { 'idempotency-key': key } })));
+      expect(answers.map((a) => a.status), answers.map((a) => a.text).join('\n')).toEqual(answers.map(() => 201));
+      expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(15);
+      expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+    }
+    const found = await s.call('POST', '/records/company/search', { body: { filter: { name: { startsWith: 'Racer' } } } });
+    expect(found.body.page.total).toBe(3);
+  });
+
   it('replays a bulk-create as the very text it first sent, whatever the key order of the repeat', async () => {
     const key = crypto.randomUUID();
     const records = Array.from({ length: 50 }, (_, i) => ({ name: `Bulk ${i}`, employees: i }));

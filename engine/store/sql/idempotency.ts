@@ -28,24 +28,40 @@ function unpack(stored: string): string {
   return stored.startsWith(PACKED) ? inflateRawSync(Buffer.from(stored.slice(PACKED.length), 'base64')).toString('utf8') : stored;
 }
 
+/** The status of a claim (a row of the claiming transaction, never committed as such: remember replaces it). */
+const CLAIMED = 0;
+
 /**
  * Invariant (recall → write → remember, engine/server/idempotency.ts): the three run in one
- * write transaction. SQLite serialises write transactions, so a repeat sent meanwhile waits
- * and then recalls the answer. A backend with concurrent writers gets the same from
- * SERIALIZABLE (two transactions that both recall nothing and both remember the key
- * conflict on the row; the loser is retried whole and then recalls the winner's answer) or
- * must lock the (scope, key) row before the write (e.g. INSERT … ON CONFLICT DO NOTHING of
- * a placeholder first).
+ * write transaction, and `recall` in a transaction claims the (scope, key) row first (a
+ * placeholder, INSERT … ON CONFLICT DO NOTHING), before any of the write's statements.
+ * SQLite serialises write transactions, so a repeat sent meanwhile waits and then recalls
+ * the answer. On PostgreSQL a repeat's claim waits on the first transaction's row and then,
+ * under SERIALIZABLE, fails as a serialization conflict, so it is retried whole and recalls
+ * the winner's answer. Without the claim the repeat ran the write itself, and a record with a
+ * unique value failed on the winner's row as a unique violation (400), not as a conflict to
+ * retry: a retry racing its first try was told its rows were invalid when they had landed.
+ * A transaction that fails takes its claim with it.
  */
 export class Idempotency {
   private lastSweep = 0;
 
-  async recall(ex: Executor, scope: string, key: string, bodyHash: string, at = Date.now()): Promise<IdempotentAnswer | undefined> {
+  async recall(ex: Executor, scope: string, key: string, bodyHash: string, claim: boolean, at = Date.now()): Promise<IdempotentAnswer | undefined> {
+    if (claim) {
+      await ex.run('INSERT INTO _ss_idempotency (scope, key, body_hash, status, body, expires_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(scope, key) DO NOTHING', [
+        scope,
+        key,
+        bodyHash,
+        CLAIMED,
+        '',
+        at + IDEMPOTENCY_TTL_MS,
+      ]);
+    }
     const row = await ex.get<{ body_hash: string; status: number; body: string }>(
       'SELECT body_hash, status, body FROM _ss_idempotency WHERE scope = ? AND key = ? AND expires_at > ?',
       [scope, key, at],
     );
-    if (!row) return undefined;
+    if (!row || Number(row.status) === CLAIMED) return undefined;
     if (row.body_hash !== bodyHash) {
       throw new ServiceError('SCHEMA_CONFLICT', 'This idempotency-key was used with another request body', {
         fix: 'use a new idempotency-key for a different request',
