@@ -142,6 +142,9 @@ export type Step =
 
 export type StepAction = Step['action'];
 
+/** The steps that change what keys may do (a push with any needs the right to manage keys' roles). */
+export const ROLE_STEP_ACTIONS: ReadonlySet<StepAction> = new Set<StepAction>(['create_role', 'change_role', 'rename_role', 'drop_role']);
+
 /** One changed field, old → new (rendered `~ deal.amount: max 10 → 100`). */
 export interface FieldChange {
   field: string;

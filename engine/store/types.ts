@@ -5,6 +5,7 @@ import type { Filter, SortSpec } from '../model/filter.js';
 import type { Owner, RecordOut, SourceHistoryEntry, StoredAttribute, StoredObject, StoredRole, StoredSource, StoredView } from '../model/stored.js';
 import type { RoleDecl, RoleGrants } from '../model/roles.js';
 import type { PushAnswer, PushChoices } from '../plan/push.js';
+import type { Plan } from '../plan/types.js';
 import type { Readable } from 'node:stream';
 import type { DocumentOut, FileOut } from '../model/stored.js';
 
@@ -94,6 +95,12 @@ export interface PushOptions extends PushChoices {
    * text it wrote on the next push (~10 ms for 1.5 MB, issue 4).
    */
   handOver?: boolean;
+  /**
+   * Called with the plan of a real push before anything is applied, inside its transaction:
+   * a ServiceError it throws refuses the push as it is (nothing written). The server checks
+   * there what only the plan shows: role steps need the right that /roles needs.
+   */
+  authorize?: (plan: Plan) => void;
 }
 
 /** What a push answers: the wire's answer (engine/plan/push.ts). */

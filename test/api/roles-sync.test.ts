@@ -61,6 +61,26 @@ describe('roles in a push', () => {
     expectError(await s.call('GET', '/roles/sellers'), { status: 404, code: 'SCHEMA_ROLE_NOT_FOUND' });
   });
 
+  it('a push with role steps needs the right to manage keys: a custom role with schema write cannot widen itself', async () => {
+    expect((await push({ objects, views: {} })).status).toBe(200);
+    expect((await s.call('POST', '/roles', { body: { name: 'schemer', schema: 'write', permissions: [{ object: 'deal', actions: ['read'] }] } })).status).toBe(201);
+    const key = (await s.call('POST', '/keys', { body: { name: 'sam', role: 'schemer' } })).body.data.secret as string;
+    const pushAs = (declaration: unknown, extra: Record<string, unknown> = {}) => s.call('PUT', '/schema/sources/evil', { key, body: { declaration, ...extra } });
+    const everything = { schema: 'write', permissions: [{ object: '*', actions: ['read', 'create', 'update', 'delete'] }] };
+    // adopting its own runtime role, and creating a new one: refused, nothing written
+    for (const roles of [{ schemer: everything }, { pwn: everything }]) {
+      const r = await pushAs({ objects: {}, views: {}, roles });
+      expectError(r, { status: 403, code: 'SCHEMA_FORBIDDEN' });
+    }
+    expect((await s.call('GET', '/roles/schemer')).body.data.permissions).toEqual([{ object: 'deal', actions: ['read'] }]);
+    expectError(await s.call('GET', '/roles/pwn'), { status: 404, code: 'SCHEMA_ROLE_NOT_FOUND' });
+    expectError(await s.call('GET', '/schema/sources/evil'), { status: 404, code: 'SCHEMA_SOURCE_NOT_FOUND' });
+    expectError(await s.call('POST', '/records/company', { key, body: { name: 'x' } }), { status: 403, code: 'SCHEMA_FORBIDDEN' });
+    // a dry run still shows the steps; a push without role steps still applies
+    expect((await pushAs({ objects: {}, views: {}, roles: { pwn: everything } }, { dryRun: true })).body.data.plan.steps).toEqual([expect.objectContaining({ action: 'create_role' })]);
+    expect((await pushAs({ objects: { memo: { attributes: { body: { type: 'text' } } } }, views: {} })).status).toBe(200);
+  });
+
   it('an object rename rewrites every role that names it; a role of another source is SCHEMA_DUPLICATE; built-ins cannot be declared', async () => {
     await push({ objects, views: {}, roles: { sales } });
     await s.call('POST', '/roles', { body: { name: 'auditor', permissions: [{ object: 'deal', actions: ['read'] }] } });

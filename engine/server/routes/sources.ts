@@ -2,6 +2,7 @@ import { isOwnedBySource, type Owner } from '../../model/stored.js';
 import type { FastifyInstance } from 'fastify';
 import { ServiceError, isErrorCode, type ErrorCode } from '../../errors.js';
 import type { PushRequest } from '../../plan/push.js';
+import { ROLE_STEP_ACTIONS } from '../../plan/types.js';
 import type { PushOptions } from '../../store/types.js';
 import { actorOf, parseIfMatch, type RouteDeps } from '../context.js';
 import { DeclarationCheck } from '../declaration-cache.js';
@@ -99,8 +100,14 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
       if (body.allowDestructive !== undefined) options.allowDestructive = body.allowDestructive;
       if (body.expectPlan !== undefined) options.expectPlan = body.expectPlan;
       if (!options.dryRun) {
-        const { keyId } = actorOf(request);
-        options.by = { id: keyId, name: (await store.listKeys()).find((k) => k.id === keyId)?.name ?? '' };
+        const actor = actorOf(request);
+        options.by = { id: actor.keyId, name: (await store.listKeys()).find((k) => k.id === actor.keyId)?.name ?? '' };
+        // Roles decide what every key may do: a push that creates, changes, renames or drops
+        // one needs the right the /roles routes need, not only schema write (a custom role
+        // with schema write could otherwise grant itself every object's records).
+        options.authorize = (plan) => {
+          if (plan.steps.some((step) => ROLE_STEP_ACTIONS.has(step.action))) requirePermission(actor, 'keys:manage');
+        };
       }
       const ifMatch = parseIfMatch(request.headers['if-match']);
       if (typeof ifMatch === 'number') options.ifMatch = ifMatch;

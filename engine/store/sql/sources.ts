@@ -70,6 +70,12 @@ async function planAndApply(core: Core, ex: Executor, id: string, declaration: D
     ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
   });
   if (refused) return { refused };
+  try {
+    options.authorize?.(plan);
+  } catch (err) {
+    if (err instanceof ServiceError) return { refused: err };
+    throw err;
+  }
   // Next to the if-match check and under the same write lock (contract.md §3): the plan
   // compared is the one applied below, so a record written after the caller's dry run (which
   // changes `affected`) cannot slip an unreviewed loss in between the check and the apply.
