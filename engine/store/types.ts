@@ -237,7 +237,8 @@ export interface FilesApi {
   renameFile(id: string, name: string, actor: Actor): Promise<FileOut>;
   deleteFile(id: string, actor: Actor): Promise<{ id: string }>;
   getDocument(id: string): Promise<DocumentOut>;
-  renameDocument(id: string, title: string): Promise<DocumentOut>;
+  /** `authorize` sees the document before its title changes (in the same transaction) and may refuse by throwing. */
+  renameDocument(id: string, title: string, authorize?: (doc: DocumentOut) => void): Promise<DocumentOut>;
   deleteDocument(id: string, actor: Actor): Promise<{ id: string }>;
   uploadDocument(
     target: { object: string; recordId: string; attribute: string },

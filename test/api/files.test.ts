@@ -256,6 +256,39 @@ describe('POST /upload/:objectName/:recordId/:attribute and documents', () => {
     }
   });
 
+  it('a custom role cannot take, rename or detach a document of an object it may not update', async () => {
+    const owner = { keyId: 'test', role: 'owner', scopes: null } as const;
+    if (!(await store.listObjects()).some((o) => o.name === 'vault')) {
+      await store.createObject({ name: 'vault', attributes: [{ name: 'docs', type: 'document', multiple: true }] }, { kind: 'runtime' });
+    }
+    const held = (await store.createRecord('vault', {}, owner)).id;
+    const up = await upload(`/upload/vault/${held}/docs`, { file: { data: 'payroll', type: 'text/plain' }, title: 'Payroll' });
+    const doc = up.body.data.id as string;
+    const role = { name: `dealer_${Date.now()}`, permissions: [{ object: 'deal', actions: ['read', 'create', 'update'] }] };
+    expect((await srv.call('POST', '/roles', { body: role })).status).toBe(201);
+    const key = (await srv.call('POST', '/keys', { body: { name: 'dealer', role: role.name } })).body.data.secret as string;
+    const version = (await store.getRecord('deal', r1)).version;
+    for (const r of [
+      await srv.call('POST', '/records/deal', { key, body: { attachments: [doc] } }),
+      await srv.call('PUT', `/records/deal/${r1}`, { key, body: { attachments: [doc] }, headers: { 'if-match': String(version) } }),
+      await srv.call('POST', '/records/deal/bulk-create', { key, body: { records: [{ attachments: [doc] }] } }),
+      await srv.call('PATCH', `/documents/${doc}`, { key, body: { title: 'pwned' } }),
+      await srv.call('DELETE', `/documents/${doc}`, { key }),
+    ]) {
+      expectError(r, { status: 403, code: 'SCHEMA_FORBIDDEN' });
+      expect(JSON.stringify(r.body)).not.toContain('vault');
+    }
+    // All as it was: the document on its record, its title, the deal unchanged.
+    expect((await srv.call('GET', `/documents/${doc}`)).body.data).toMatchObject({ object: 'vault', recordId: held, attribute: 'docs', title: 'Payroll' });
+    expect((await store.getRecord('vault', held)).values['docs']).toEqual([doc]);
+    expect((await store.getRecord('deal', r1)).version).toBe(version);
+    // A key that may update both objects may still move it (an export imported elsewhere).
+    const moved = await srv.call('PUT', `/records/deal/${r1}`, { body: { attachments: [doc] }, headers: { 'if-match': String(version) } });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect((await store.getRecord('vault', held)).values['docs']).toEqual([]);
+    await srv.call('DELETE', `/documents/${doc}`);
+  });
+
   it('a file in use by a document cannot be deleted on its own (409)', async () => {
     const up = await upload(`/upload/deal/${r1}/attachments`, { file: { data: 'used', type: 'text/plain' } });
     expectError(await srv.call('DELETE', `/files/${up.body.data.fileId}`), { status: 409, code: 'SCHEMA_CONFLICT' });

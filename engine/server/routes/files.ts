@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../errors.js';
 import type { DocumentOut, FileOut } from '../../model/stored.js';
-import type { FilesApi, Store } from '../../store/types.js';
+import type { Actor, FilesApi, Store } from '../../store/types.js';
 import { actorOf, type RouteDeps } from '../context.js';
 import { RequestValidationError, ok } from '../envelope.js';
 import { requirePermission } from '../permissions.js';
@@ -96,17 +96,21 @@ export async function fileRoutes(app: FastifyInstance, { store }: RouteDeps): Pr
     ok(await filesOf(store).getDocument(request.params.id)),
   );
 
-  app.patch<{ Params: IdParams; Body: { title: string } }>(
-    '/documents/:id',
-    { schema: s.patchDocumentSchema, config: write },
-    async (request) => ok(await filesOf(store).renameDocument(request.params.id, request.body.title)),
-  );
+  // Renaming or detaching a document changes its record (what it shows, what search finds):
+  // a custom role needs update on the document's object, for both alike.
+  const mayUpdateRecordOf = (actor: Actor, doc: { object: string }): void => {
+    requirePermission(actor, 'records:write');
+    requirePermission(actor, 'records:write', { object: doc.object, record: 'update' });
+  };
+
+  app.patch<{ Params: IdParams; Body: { title: string } }>('/documents/:id', { schema: s.patchDocumentSchema, config: write }, async (request) => {
+    const actor = actorOf(request);
+    return ok(await filesOf(store).renameDocument(request.params.id, request.body.title, (doc) => mayUpdateRecordOf(actor, doc)));
+  });
 
   app.delete<{ Params: IdParams }>('/documents/:id', { schema: s.deleteDocumentSchema, config: write }, async (request) => {
     const actor = actorOf(request);
-    requirePermission(actor, 'records:write');
-    // Detaching changes the document's record: a custom role needs update on its object.
-    requirePermission(actor, 'records:write', { object: (await filesOf(store).getDocument(request.params.id)).object, record: 'update' });
+    mayUpdateRecordOf(actor, await filesOf(store).getDocument(request.params.id));
     return ok(await filesOf(store).deleteDocument(request.params.id, actor));
   });
 }

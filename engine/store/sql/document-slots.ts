@@ -78,8 +78,9 @@ export async function applyDocumentSlots(
   slots: readonly DocumentSlot[],
   objectOf: ObjectLookup,
   codec: SlotCodec,
+  mayTakeFrom: (object: string) => boolean,
 ): Promise<FieldError[]> {
-  const { errors, moves } = await documents.applyDocumentValues(tx, object, slots);
+  const { errors, moves } = await documents.applyDocumentValues(tx, object, slots, mayTakeFrom);
   if (errors.length > 0) return errors;
   await detachMoved(tx, moves, objectOf, codec);
   return [];

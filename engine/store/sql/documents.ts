@@ -1,5 +1,5 @@
 import { newId } from '../../model/ids.js';
-import { ServiceError, type FieldError } from '../../errors.js';
+import { forbidden, ServiceError, type FieldError } from '../../errors.js';
 import type { DocumentOut } from '../../model/stored.js';
 import { checkDocumentFile, documentIds, documentNotFound, pathText, type DocumentSlot } from './file-rules.js';
 import type { Executor } from '../port.js';
@@ -132,7 +132,12 @@ export class Documents {
    * Existence/ownership problems come back as per-field errors so the store reports every
    * bad attribute at once; DOCUMENT_* refusals throw with their own codes.
    */
-  async applyDocumentValues(tx: Executor, object: string, slots: readonly DocumentSlot[]): Promise<{ errors: FieldError[]; moves: DocumentMove[] }> {
+  async applyDocumentValues(
+    tx: Executor,
+    object: string,
+    slots: readonly DocumentSlot[],
+    mayTakeFrom: (object: string) => boolean = () => true,
+  ): Promise<{ errors: FieldError[]; moves: DocumentMove[] }> {
     const errors: FieldError[] = [];
     const moves: DocumentMove[] = [];
     const rebinds: { id: string; recordId: string; attribute: string }[] = [];
@@ -162,6 +167,9 @@ export class Documents {
         }
         checkDocumentFile(object, spec, file);
         if (!here) {
+          // Taking a document changes the record it leaves: refused as any write the key may
+          // not make, naming nothing (contract.md §3 SCHEMA_FORBIDDEN).
+          if (!mayTakeFrom(doc.object)) throw forbidden();
           rebinds.push({ id, recordId, attribute: spec.name });
           moves.push({ documentId: id, object: doc.object, recordId: doc.recordId, attribute: doc.attribute });
         }

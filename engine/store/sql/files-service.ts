@@ -190,12 +190,13 @@ export class FilesService implements FilesApi {
     return this.snapshot((ex) => this.documents.require(ex, id));
   }
 
-  async renameDocument(id: string, title: string): Promise<DocumentOut> {
+  async renameDocument(id: string, title: string, authorize?: (doc: DocumentOut) => void): Promise<DocumentOut> {
     const problem = titleProblem(title);
     if (problem) throw invalidField('title', problem);
     await this.ready;
     return this.transaction(async (tx) => {
       const doc = await this.documents.require(tx, id);
+      authorize?.(doc);
       await this.documents.setTitle(tx, id, title);
       return { ...doc, title };
     });

@@ -5,6 +5,7 @@ import { sqlIdent } from '../../model/names.js';
 import type { RecordOut, StoredObject } from '../../model/stored.js';
 import type { Executor, Param } from '../port.js';
 import type { Actor, BulkUpdateItem } from '../types.js';
+import { roleAllowsRecord } from '../../model/roles.js';
 import type { Core } from './context.js';
 import { applyDocumentSlots } from './document-slots.js';
 import type { DocumentSlot } from './file-rules.js';
@@ -67,7 +68,7 @@ export async function getRecord(core: Core, ex: Executor, o: StoredObject, id: s
  * read back, so the documents module judges the write as a whole (one document named by two
  * items is refused, not moved from one to the other).
  */
-async function checkDocumentValues(core: Core, tx: Executor, o: StoredObject, rows: readonly RuleRow[]): Promise<FieldError[]> {
+async function checkDocumentValues(core: Core, tx: Executor, o: StoredObject, rows: readonly RuleRow[], actor: Actor): Promise<FieldError[]> {
   if (!core.files || !o.attributes.some(holdsDocuments)) return [];
   const slots: DocumentSlot[] = [];
   const specs = userAttributes(o).filter(holdsDocuments);
@@ -77,8 +78,19 @@ async function checkDocumentValues(core: Core, tx: Executor, o: StoredObject, ro
     }
   }
   if (slots.length === 0) return [];
-  return applyDocumentSlots(tx, core.files.documents, o.name, slots, (name) => core.catalog.find(tx, name), core.codecs.document);
+  return applyDocumentSlots(tx, core.files.documents, o.name, slots, (name) => core.catalog.find(tx, name), core.codecs.document, mayUpdateRecordsOf(actor));
 }
+
+/**
+ * Whether the writer may change records of an object: a write that names a document of
+ * another record takes it from that record, which a custom role may do only where it may
+ * update (the route checked this object; the other one is the document's). Built-in roles
+ * that reach a record write may update every object.
+ */
+const mayUpdateRecordsOf =
+  (actor: Actor) =>
+  (object: string): boolean =>
+    actor.grants === undefined || roleAllowsRecord(actor.grants, 'update', object);
 
 /** What a create needs before its transaction: bodies parsed (no I/O), ids drawn. */
 export interface PreparedCreates {
@@ -153,7 +165,7 @@ export async function writeCreates(core: Core, tx: Executor, p: PreparedCreates,
   await index.finish();
   // Most objects have no document attribute: no 10,000 empty lists to build and merge.
   if (core.files && o.attributes.some(holdsDocuments)) {
-    const docErrors = await checkDocumentValues(core, tx, o, p.rows());
+    const docErrors = await checkDocumentValues(core, tx, o, p.rows(), actor);
     if (docErrors.length > 0) throw validationFailed(docErrors);
   }
   // A create sets every attribute (sent, default or null) in attribute order
@@ -205,7 +217,7 @@ export function prepareUpdates(core: Core, o: StoredObject, items: readonly Upda
   });
 }
 
-export async function writeUpdates(core: Core, tx: Executor, o: StoredObject, rows: readonly (RuleRow & { ifMatch: number | '*' })[], bulk: boolean): Promise<RecordOut[]> {
+export async function writeUpdates(core: Core, tx: Executor, o: StoredObject, rows: readonly (RuleRow & { ifMatch: number | '*' })[], bulk: boolean, actor: Actor): Promise<RecordOut[]> {
   const errors = rows.flatMap((r) => r.parsed.errors);
   // As for creates: the stored rules run on what parsed, so every bad attribute is named.
   if (errors.length > 0) throw validationFailed(mergeErrors(errors, await checkStoredRules(tx, o, rows)));
@@ -273,7 +285,7 @@ export async function writeUpdates(core: Core, tx: Executor, o: StoredObject, ro
     }
   }
   await index.finish();
-  const docErrors = await checkDocumentValues(core, tx, o, rows);
+  const docErrors = await checkDocumentValues(core, tx, o, rows, actor);
   if (docErrors.length > 0) throw validationFailed(docErrors);
   const out: RecordOut[] = [];
   for (const r of rows) out.push(toRecord(core, o, await requireRow(tx, o, r.id)));

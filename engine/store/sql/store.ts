@@ -265,17 +265,17 @@ export class SqlStore implements Store {
 
   getRecord = (object: string, id: string) => this.read(async (core, ex) => records.getRecord(core, ex, await core.catalog.require(ex, object), id));
 
-  updateRecord = (object: string, id: string, patch: Record<string, unknown>, ifMatch: number | '*', _actor: Actor) =>
-    this.updates(object, [{ id, ifMatch, values: patch }], false).then((out) => out[0]!);
+  updateRecord = (object: string, id: string, patch: Record<string, unknown>, ifMatch: number | '*', actor: Actor) =>
+    this.updates(object, [{ id, ifMatch, values: patch }], false, actor).then((out) => out[0]!);
 
-  bulkUpdate = (object: string, items: BulkUpdateItem[], _actor: Actor) => this.updates(object, items, true);
+  bulkUpdate = (object: string, items: BulkUpdateItem[], actor: Actor) => this.updates(object, items, true, actor);
 
-  private updates(object: string, items: BulkUpdateItem[] | records.UpdateItem[], bulk: boolean) {
+  private updates(object: string, items: BulkUpdateItem[] | records.UpdateItem[], bulk: boolean, actor: Actor) {
     return this.write(async (core, tx) => {
       const o = await core.catalog.require(tx, object);
       const list = bulk ? records.checkBulkUpdate(items as BulkUpdateItem[]) : (items as records.UpdateItem[]);
       const rows = records.prepareUpdates(core, o, list, bulk);
-      return records.writeUpdates(core, tx, o, rows, bulk);
+      return records.writeUpdates(core, tx, o, rows, bulk, actor);
     }, bulk ? {} : RECORD_WRITE);
   }
 
