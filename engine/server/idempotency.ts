@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '../store/types.js';
+import { idempotencyScope } from '../model/idempotency-scope.js';
 import { requireStoredValues } from '../model/stored-values.js';
 import { actorOf } from './context.js';
 import { ok } from './envelope.js';
@@ -30,7 +31,7 @@ export async function withIdempotency(
   // Node reads headers as latin1, so this holds for HTTP/1; the rule is checked anyway, as
   // for every string the store keeps and compares.
   requireStoredValues({ 'idempotency-key': key }, ['headers']);
-  const scope = `${actorOf(request).keyId} ${request.method} ${request.routeOptions.url ?? ''} ${JSON.stringify(request.params)}`;
+  const scope = idempotencyScope(actorOf(request).keyId, request.method, request.routeOptions.url ?? '', request.params);
   const hash = createHash('sha256').update(canonicalJson(request.body)).digest('hex');
   const json = (text: string): string => {
     reply.type('application/json; charset=utf-8');

@@ -187,6 +187,19 @@ describe('idempotency-key', () => {
     expect(found.body.page.total).toBe(3);
   });
 
+  it('an object dropped and made again under its name replays nothing its predecessor answered', async () => {
+    const key = crypto.randomUUID();
+    const body = { records: [{ label: 'one' }, { label: 'two' }] };
+    for (let round = 0; round < 2; round++) {
+      await s.defineObject('scratch', [{ name: 'label', type: 'text' }]);
+      const r = await s.call('POST', '/records/scratch/bulk-create', { body, headers: { 'idempotency-key': key } });
+      expect(r.status, r.text).toBe(201);
+      expect(r.headers.get('idempotent-replayed')).toBeNull();
+      expect((await s.call('POST', '/records/scratch/search', { body: {} })).body.page.total).toBe(2);
+      expect((await s.call('DELETE', '/schema/objects/scratch?force=true')).status).toBe(200);
+    }
+  });
+
   it('replays a bulk-create as the very text it first sent, whatever the key order of the repeat', async () => {
     const key = crypto.randomUUID();
     const records = Array.from({ length: 50 }, (_, i) => ({ name: `Bulk ${i}`, employees: i }));

@@ -1,5 +1,6 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { ServiceError } from '../../errors.js';
+import { objectScopeTail } from '../../model/idempotency-scope.js';
 import type { Executor } from '../port.js';
 import type { IdempotentAnswer } from '../types.js';
 
@@ -82,4 +83,10 @@ export class Idempotency {
       [scope, key, bodyHash, answer.status, pack(answer.body), at + IDEMPOTENCY_TTL_MS],
     );
   }
+}
+
+/** The answers remembered for `object`'s record routes go (an object dropped or renamed, in that transaction: model/idempotency-scope.ts). */
+export async function forgetObjectAnswers(tx: Executor, object: string): Promise<void> {
+  const tail = objectScopeTail(object);
+  await tx.run('DELETE FROM _ss_idempotency WHERE substr(scope, length(scope) - ? + 1) = ?', [tail.length, tail]);
 }

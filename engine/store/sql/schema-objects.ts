@@ -10,6 +10,7 @@ import type { CreateObjectInput } from '../types.js';
 import { specJson } from './catalog-rows.js';
 import type { Core } from './context.js';
 import { tableIdent } from './idents.js';
+import { forgetObjectAnswers } from './idempotency.js';
 import { renameObjectInRoles } from './roles.js';
 import { intColumn } from './rows.js';
 import { now } from './time.js';
@@ -106,9 +107,10 @@ export async function deleteObject(core: Core, tx: Executor, idOrName: string, o
   await dropObject(core, tx, o);
 }
 
-/** Documents, search entries, meta rows and the table. */
+/** Documents, search entries, remembered answers, meta rows and the table. */
 export async function dropObject(core: Core, tx: Executor, o: StoredObject): Promise<void> {
   await core.fulltext.dropObject(tx, o.name);
+  await forgetObjectAnswers(tx, o.name);
   await core.files?.documents.deleteSchemaDocuments(tx, o.name);
   await tx.run('DELETE FROM _ss_attributes WHERE object_id = ?', [o.id]);
   await tx.run('DELETE FROM _ss_objects WHERE id = ?', [o.id]);
@@ -137,6 +139,7 @@ export async function renameObject(core: Core, tx: Executor, from: string, to: s
       await tx.run('UPDATE _ss_attributes SET spec = ? WHERE id = ?', [JSON.stringify(spec), a.id]);
     }
   }
+  await forgetObjectAnswers(tx, from);
   await renameObjectInViews(tx, from, to);
   await renameObjectInRoles(tx, from, to);
   await core.files?.documents.renameSchemaObject(tx, from, to);
