@@ -77,6 +77,19 @@ async function addHint(err: unknown, name: string, args: string[], ctx: { cwd: s
  * the failure document on stdout: `error` is `{ status, code, message }` as in sync's
  * refusals, plus the hint, and the service's field errors or the declaration diagnostics.
  */
+/** The answer's per-field errors under its line (`  records.2.amount: must be a number`), as many as fit a screen. */
+function fieldErrorLines(details: unknown, max = 20): string {
+  if (!Array.isArray(details)) return '';
+  const lines: string[] = [];
+  for (const d of details as { path?: unknown; message?: unknown }[]) {
+    if (typeof d?.message !== 'string') continue;
+    const path = Array.isArray(d.path) && d.path.length > 0 ? `${d.path.join('.')}: ` : '';
+    lines.push(`  ${path}${d.message}`);
+  }
+  if (lines.length > max) lines.splice(max, lines.length - max, `  … and ${lines.length - max} more (--json lists them all)`);
+  return lines.map((l) => `${l}\n`).join('');
+}
+
 function report(err: unknown, json?: Record<string, unknown>, github = false): number {
   const e = err as { name?: string; status?: number; code?: string; message?: string; hint?: string; exitCode?: number; details?: unknown };
   if (json) {
@@ -95,7 +108,7 @@ function report(err: unknown, json?: Record<string, unknown>, github = false): n
   // A failure with no file to point at (an unreachable instance, no project file) is still
   // one annotation for a workflow step; declaration errors printed theirs at their lines.
   if (github && !(err instanceof CliError && err.diagnostics)) process.stdout.write(githubError(line.replace(/^Error: /, '')));
-  process.stderr.write(`${line}\n${hintLine(e?.hint)}`);
+  process.stderr.write(`${line}\n${fieldErrorLines(e?.details)}${hintLine(e?.hint)}`);
   if (err instanceof CliError) return err.exitCode;
   if (typeof e?.status === 'number' && typeof e.message === 'string') return 1;
   if (process.env['SCHEMASYNC_DEBUG'] && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);

@@ -4,8 +4,8 @@ import type { RecordShape } from '../records/shape.js';
 import { columnWidths, fitCell, padRow } from './table.js';
 
 /**
- * Records as a table for a terminal (`records list`): id and every attribute, each cell as
- * its CSV text (engine/model/types/cells.ts) on one line, cut at 32 characters. Widths come
+ * Records as a table for a terminal (`records list`): the whole id and every attribute, each
+ * cell as its CSV text (engine/model/types/cells.ts) on one line, cut at 32 characters. Widths come
  * from the first page, so `--all` prints page by page without holding every record.
  */
 const MAX_CELL = 32;
@@ -18,7 +18,8 @@ export interface RecordTable {
 export function recordTable(out: NodeJS.WritableStream, shape: RecordShape, c: Colors): RecordTable {
   const columns = ['id', ...shape.attributes.map((a) => a.name)];
   let widths: number[] | undefined;
-  const cell = (r: RecordOut, name: string): string => fitCell(name === 'id' ? r.id : (shape.toCell(name, r.values[name]) ?? '-'), MAX_CELL);
+  // The id whole: it is what `records get|update|delete` take, copied from here.
+  const cell = (r: RecordOut, name: string): string => (name === 'id' ? r.id : fitCell(shape.toCell(name, r.values[name]) ?? '-', MAX_CELL));
   const line = (cells: string[]) => padRow(cells, widths!);
   return {
     rows(records) {

@@ -94,6 +94,12 @@ describe('records list|get|create|update|delete', () => {
     expect(gone.stderr).toMatch(/^Error: 404 SCHEMA_RECORD_NOT_FOUND: /m);
   });
 
+  it('a refused write lists each field error under its line', async () => {
+    const bad = await run(['records', 'create', 'plain', '--data', '{"amount":"lots","qty":1.5}']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe('Error: 400 SCHEMA_VALIDATION_FAILED: 3 values are invalid\n  title: title is required\n  amount: amount must be a number\n  qty: qty must be an integer\n');
+  });
+
   it('list: a table, NDJSON with --json, --filter, --sort (repeatable), --limit, --all across pages', async () => {
     await s.defineObject('many', [{ name: 'n', type: 'integer' }, { name: 'kind', type: 'select', options: ['odd', 'even'] }]);
     await s.store.bulkCreate('many', Array.from({ length: 1203 }, (_v, i) => ({ n: i, kind: i % 2 ? 'odd' : 'even' })), { keyId: 'test', role: 'owner', scopes: null } as never);
@@ -103,6 +109,10 @@ describe('records list|get|create|update|delete', () => {
     const lines = table.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^id\s+n\s+kind$/);
     expect(lines.slice(1, 4).map((l) => l.split(/\s+/)[1])).toEqual(['1202', '1201', '1200']);
+    // Whole ids, to copy into get, update or delete.
+    const firstId = lines[1]!.split(/\s+/)[0]!;
+    expect(firstId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect((await run(['records', 'get', 'many', firstId, '--json'])).code).toBe(0);
     expect(lines[4]).toBe('3 records');
     expect(table.stderr).toMatch(/more records: --all for every page, or --cursor \S+ for the next/);
 

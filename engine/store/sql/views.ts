@@ -21,7 +21,7 @@ export function checkRuntimeView(name: string, body: ViewDecl, objects: readonly
   if (!object) {
     const near = closest(body.object, objects.map((o) => o.name));
     const message = `no object named ${quoteName(body.object)}${near ? ` (did you mean "${near}"?)` : ''}`;
-    throw new ServiceError('SCHEMA_VALIDATION_FAILED', `The view's ${message}`, { errors: [{ path: ['object'], message }] });
+    throw new ServiceError('SCHEMA_VALIDATION_FAILED', `The view names an object that does not exist: ${message}`, { errors: [{ path: ['object'], message }] });
   }
   const attributes: Record<string, AttributeDecl> = {};
   for (const a of object.attributes) {
