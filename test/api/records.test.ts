@@ -356,3 +356,16 @@ describe('concurrency and restarts', () => {
     }
   });
 });
+
+describe('patterns', () => {
+  it('a pattern that backtracks without end refuses the value and leaves the server answering', async () => {
+    await s.defineObject('coded', [{ name: 'code', type: 'text', pattern: '^(a+)+$' }]);
+    const [bad, health] = await Promise.all([
+      s.call('POST', '/records/coded', { body: { code: `${'a'.repeat(40)}!` } }),
+      s.call('GET', '/health'),
+    ]);
+    expectError(bad, { status: 400, code: 'SCHEMA_VALIDATION_FAILED', errors: true });
+    expect(health.status).toBe(200);
+    expect((await s.call('POST', '/records/coded', { body: { code: 'aaaa' } })).status).toBe(201);
+  });
+});

@@ -1,5 +1,6 @@
 import type { AttributeSpec } from '../attribute.js';
 import type { FieldSchemas, Parsed } from './type-def.js';
+import { matchesPattern, PATTERN_TEST_MS } from './pattern.js';
 
 /** Constraint checks shared by several types, so each rule is written once. */
 
@@ -27,21 +28,6 @@ export const OPTIONS_FIELD: FieldSchemas = {
   },
 };
 
-/** Compiled patterns are cached: a pattern is checked once per value on hot paths. */
-const patternCache = new Map<string, RegExp | null>();
-export function compilePattern(pattern: string): RegExp | null {
-  let re = patternCache.get(pattern);
-  if (re === undefined) {
-    try {
-      re = new RegExp(pattern, 'u');
-    } catch {
-      re = null;
-    }
-    patternCache.set(pattern, re);
-  }
-  return re;
-}
-
 export function checkLength(value: string, spec: AttributeSpec): Parsed {
   // Count code points, not UTF-16 units, so an emoji is one character. Counted only when a
   // bound is set, and without spreading the string into an array (one per text value of a
@@ -54,8 +40,9 @@ export function checkLength(value: string, spec: AttributeSpec): Parsed {
     return fail(`must be at most ${spec.maxLength} characters long (got ${length})`);
   }
   if (spec.pattern !== undefined) {
-    const re = compilePattern(spec.pattern);
-    if (re && !re.test(value)) return fail(`must match the pattern ${spec.pattern}`);
+    const matches = matchesPattern(spec.pattern, value);
+    if (matches === 'slow') return fail(`could not be checked against the pattern ${spec.pattern} in time (${PATTERN_TEST_MS} ms)`);
+    if (matches === false) return fail(`must match the pattern ${spec.pattern}`);
   }
   return ok(value);
 }
