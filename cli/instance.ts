@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { SchemaClient } from '../engine/sdk/index.js';
 import type { CommandContext } from './context.js';
 import { CliError } from './errors.js';
-import { parseYaml } from './yaml-text.js';
+import { readConfigYaml } from './yaml-text.js';
 import { pickTarget, type PickedTarget } from './target.js';
 import { nodeFetch } from './node-fetch.js';
 
@@ -40,12 +40,8 @@ function readJson(file: string): Credentials | undefined {
 }
 
 function configBaseUrl(configPath: string): string | undefined {
-  try {
-    const v = parseYaml(readFileSync(configPath, 'utf8')) as { baseUrl?: unknown } | null;
-    return typeof v?.baseUrl === 'string' && v.baseUrl !== '' ? v.baseUrl : undefined;
-  } catch {
-    return undefined; // a broken config is reported by the loader, not here
-  }
+  const v = readConfigYaml(configPath) as { baseUrl?: unknown } | null | undefined;
+  return typeof v?.baseUrl === 'string' && v.baseUrl !== '' ? v.baseUrl : undefined;
 }
 
 /** What instance resolution reads of a command's context; `options.data` when it has one. */

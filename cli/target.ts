@@ -1,9 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { closest } from '../engine/declaration/suggest.js';
 import type { TargetConfig } from '../engine/model/declaration.js';
 import type { CommandContext } from './context.js';
 import { CliError } from './errors.js';
-import { parseYaml } from './yaml-text.js';
+import { readConfigYaml } from './yaml-text.js';
 import { isLoopbackUrl } from './loopback.js';
 
 /**
@@ -22,14 +21,8 @@ export interface PickedTarget {
 type TargetContext = Pick<CommandContext, 'cwd' | 'global'>;
 
 function targetsIn(configPath: string): Record<string, TargetConfig> | undefined {
-  if (!existsSync(configPath)) return undefined;
-  try {
-    const v = parseYaml(readFileSync(configPath, 'utf8')) as { targets?: unknown } | null;
-    const t = v?.targets;
-    return t !== null && typeof t === 'object' && !Array.isArray(t) ? (t as Record<string, TargetConfig>) : undefined;
-  } catch {
-    return undefined; // a broken config is reported by the loader, not here
-  }
+  const t = (readConfigYaml(configPath) as { targets?: unknown } | null | undefined)?.targets;
+  return t !== null && typeof t === 'object' && !Array.isArray(t) ? (t as Record<string, TargetConfig>) : undefined;
 }
 
 export function pickTarget(ctx: TargetContext, configPath: string, env: NodeJS.ProcessEnv): PickedTarget | undefined {

@@ -17,6 +17,7 @@ import { withSuggestion } from './render/diagnostics.js';
 import type { CommandContext } from './context.js';
 import { CliError, formatServiceErrorLine } from './errors.js';
 import { serviceHint } from './hints.js';
+import { commandName } from './command-name.js';
 import { credentialsCandidates, resolveInstance, sameUrl, type InstanceContext } from './instance.js';
 import { parseAllow } from './commands/plan-support.js';
 import { nodeFetch } from './node-fetch.js';
@@ -70,8 +71,8 @@ export interface LocalServerTarget {
  * (cli/instance.ts: env, schemasync.yaml `baseUrl`, then credentials) would land
  * elsewhere — so the printed command works as printed and never carries the key itself.
  */
-export function syncCommandFor(ctx: CommandContext<unknown>, server?: LocalServerTarget, env: NodeJS.ProcessEnv = process.env): string {
-  const words = ['schemasync', 'sync'];
+export function syncCommandFor(ctx: CommandContext<unknown>, server?: LocalServerTarget, env: NodeJS.ProcessEnv = process.env, me = commandName()): string {
+  const words = [me, 'sync'];
   if (ctx.global.config) words.push('--config', shellWord(ctx.global.config));
   if (!server) return words.join(' ');
   const creds = credentialsCandidates(plainContext(ctx)).find((f) => existsSync(f));

@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import type { CommandRun } from '../context.js';
+import { commandName } from '../command-name.js';
 import { CliError } from '../errors.js';
 
 interface InitOptions {
@@ -68,15 +69,6 @@ function ensureGitignore(dir: string): 'created' | 'updated' | undefined {
   if (ignoresData(text)) return undefined;
   appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}${IGNORE_BLOCK}`);
   return 'updated';
-}
-
-/**
- * How the user reaches this CLI again: from a local install (`node_modules/.bin`, or npx's
- * cache, both below a node_modules folder) it is `npx schemasync`; a global install or a
- * clone's bin is on the path or called by its own path, so the bare name is kept.
- */
-export function commandName(argv1: string | undefined = process.argv[1]): string {
-  return argv1 !== undefined && argv1.split(/[\\/]/).includes('node_modules') ? 'npx schemasync' : 'schemasync';
 }
 
 /** A path as a POSIX shell reads it: "Next" lines are pasted as they are (`cd 'My Project'`). */

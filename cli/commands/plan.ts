@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { commandName } from '../command-name.js';
 import { createTwoFilesPatch } from 'diff';
 import { stringify } from 'yaml';
 import type { Declaration } from '../../engine/model/declaration.js';
@@ -100,7 +101,7 @@ const planOnce: CommandRun<PlanOptions> = async (ctx) => {
     if (before === after) ctx.stdout.write(`\nNo differences between the stored and the declared YAML (${project.source} v${plan.baseVersion}).\n`);
     else ctx.stdout.write(`\n${colorPatch(createTwoFilesPatch(`stored (${project.source} v${plan.baseVersion})`, 'declared', before, after), ctx.colors)}`);
   }
-  if (ctx.options.out && format === 'text') ctx.stdout.write(`Saved the plan to ${ctx.options.out}; apply it with: schemasync sync --plan ${ctx.options.out}\n`);
+  if (ctx.options.out && format === 'text') ctx.stdout.write(`Saved the plan to ${ctx.options.out}; apply it with: ${commandName()} sync --plan ${ctx.options.out}\n`);
   return exitCodeFor(plan, ctx.options.detailedExitcode === true);
 };
 

@@ -71,6 +71,15 @@ describe('--json failures print one document; plan wording', () => {
       expect(none.code).toBe(2);
       expect(doc(none.out).error?.message).toMatch(/No instance configured/);
 
+      // A project file that is not YAML is named at its line, not taken for no instance.
+      writeFileSync(join(lone, 'schemasync.yaml'), 'source: crm\nschema: schema\nbaseUrl: http://127.0.0.1:9/v1\ntargets:\n  prod: { baseUrl: "http://x"\n');
+      for (const args of [['plan'], ['--json', 'plan']]) {
+        const broken = await cli(args, lone, { SCHEMASYNC_BASE_URL: '', SCHEMASYNC_API_KEY: 'k' });
+        expect(broken.code).toBe(1);
+        const message = args[0] === '--json' ? doc(broken.out).error?.message : broken.err;
+        expect(message).toMatch(/^(Error: )?schemasync\.yaml:6:1 YAML syntax error: /);
+      }
+
       const missing = await cli(['--json', 'validate', '--config', join(lone, 'nope.yaml')], lone);
       expect(missing.code).toBe(1);
       expect(doc(missing.out).error?.message).toMatch(/No project file/);

@@ -7,6 +7,7 @@ import type { CommandContext } from '../../cli/context.js';
 import { CliError } from '../../cli/errors.js';
 import { liveApiKey, resolveInstance } from '../../cli/instance.js';
 import { sdkPush, syncCommandFor } from '../../cli/watch-session.js';
+import { commandName } from '../../cli/command-name.js';
 import type { Declaration } from '../../engine/model/declaration.js';
 
 /**
@@ -88,26 +89,30 @@ describe("the held-back command dev prints", () => {
 
   it('is plain `schemasync sync` when the usual lookup reaches dev', () => {
     const cwd = project('source: crm\n');
-    expect(syncCommandFor(ctxOf(cwd), server(cwd, '.schemasync', 'http://127.0.0.1:4555/v1'), {})).toBe('schemasync sync');
+    expect(syncCommandFor(ctxOf(cwd), server(cwd, '.schemasync', 'http://127.0.0.1:4555/v1'), {}, 'schemasync')).toBe('schemasync sync');
+    // From a project's own install the command is reached through npx (cli/command-name.ts).
+    expect(syncCommandFor(ctxOf(cwd), server(cwd, '.schemasync', 'http://127.0.0.1:4555/v1'), {}, 'npx schemasync')).toBe('npx schemasync sync');
+    expect(commandName('/home/me/app/node_modules/.bin/schemasync')).toBe('npx schemasync');
+    expect(commandName('/home/me/schemasync/bin/schemasync')).toBe('schemasync');
   });
 
   it('adds --base-url when schemasync.yaml (or env) names another server', () => {
     const cwd = project('source: crm\nbaseUrl: http://127.0.0.1:4400/v1\n');
     const s = server(cwd, '.schemasync', 'http://127.0.0.1:4555/v1');
-    expect(syncCommandFor(ctxOf(cwd), s, {})).toBe('schemasync sync --base-url http://127.0.0.1:4555/v1');
+    expect(syncCommandFor(ctxOf(cwd), s, {}, 'schemasync')).toBe('schemasync sync --base-url http://127.0.0.1:4555/v1');
     const plain = project('source: crm\n');
-    expect(syncCommandFor(ctxOf(plain), server(plain, '.schemasync', 'http://127.0.0.1:4555/v1'), { SCHEMASYNC_BASE_URL: 'http://other/v1' })).toBe(
+    expect(syncCommandFor(ctxOf(plain), server(plain, '.schemasync', 'http://127.0.0.1:4555/v1'), { SCHEMASYNC_BASE_URL: 'http://other/v1' }, 'schemasync')).toBe(
       'schemasync sync --base-url http://127.0.0.1:4555/v1',
     );
   });
 
   it('adds --data for another data folder (quoted when it needs quoting) or an env key, and keeps --config', () => {
     const cwd = project('source: crm\n');
-    expect(syncCommandFor(ctxOf(cwd, {}, { config: 'schemasync.yaml' }), server(cwd, 'my data', 'http://127.0.0.1:4555/v1'), {})).toBe(
+    expect(syncCommandFor(ctxOf(cwd, {}, { config: 'schemasync.yaml' }), server(cwd, 'my data', 'http://127.0.0.1:4555/v1'), {}, 'schemasync')).toBe(
       "schemasync sync --config schemasync.yaml --data 'my data'",
     );
     const other = project('source: crm\n');
-    expect(syncCommandFor(ctxOf(other), server(other, '.schemasync', 'http://127.0.0.1:4555/v1'), { SCHEMASYNC_API_KEY: 'stale' })).toBe(
+    expect(syncCommandFor(ctxOf(other), server(other, '.schemasync', 'http://127.0.0.1:4555/v1'), { SCHEMASYNC_API_KEY: 'stale' }, 'schemasync')).toBe(
       'schemasync sync --data .schemasync',
     );
   });
