@@ -300,10 +300,7 @@ export class SqlStore implements Store {
   // ------------------------------------------------------------------ idempotency, keys
 
   // In a transaction (as the server calls it) the key is claimed first (sql/idempotency.ts); outside one, only read.
-  recallIdempotent = (scope: string, key: string, bodyHash: string) =>
-    this.scope.kind === 'tx'
-      ? this.write((_core, tx) => this.shared.idempotency.recall(tx, scope, key, bodyHash, true))
-      : this.readPlain((ex) => this.shared.idempotency.recall(ex, scope, key, bodyHash, false));
+  recallIdempotent = (scope: string, key: string, bodyHash: string) => this.readPlain((ex) => this.shared.idempotency.recall(ex, scope, key, bodyHash, this.scope.kind === 'tx'));
   rememberIdempotent = (scope: string, key: string, bodyHash: string, answer: IdempotentAnswer) =>
     this.write((_core, tx) => this.shared.idempotency.remember(tx, scope, key, bodyHash, answer));
 
