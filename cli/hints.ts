@@ -90,12 +90,34 @@ export function unreachableHint(ctx: InstanceContext): string | undefined {
   return `The URL came from ${from}. Start the local server with \`schemasync dev\` (or \`schemasync serve\`), or point --base-url (env SCHEMASYNC_BASE_URL) at the instance.`;
 }
 
+/**
+ * The instance does not know the key (401). Commonest on a laptop: the project file names one
+ * local server while another one, started on another port, wrote this folder's key; or the
+ * key was revoked. The hint says where the URL came from and, when this folder's local server
+ * last started elsewhere, that address.
+ */
+export function unknownKeyHint(ctx: InstanceContext): string | undefined {
+  let instance: Instance;
+  try {
+    instance = resolveInstance(ctx);
+  } catch {
+    return undefined;
+  }
+  const from = urlSource(instance, ctx);
+  const written = findCredentials(ctx)?.baseUrl;
+  if (typeof written === 'string' && written !== '' && !sameUrl(written, instance.baseUrl)) {
+    return `The URL came from ${from}, but the local server whose key this is last started at ${written} (its credentials.json): pass --base-url ${written}, or set ${from} to it.`;
+  }
+  return `The URL came from ${from}; the key (--api-key, SCHEMASYNC_API_KEY or credentials.json) is not one this instance knows: revoked, or another instance's.`;
+}
+
 /** The hint for a failure from an instance, or undefined when the CLI knows no remedy. */
 export function serviceHint(
   failure: { status: number; code?: string | undefined },
   command: { name: string; args: readonly string[]; ctx: InstanceContext },
 ): string | undefined {
   if (failure.status === 0) return unreachableHint(command.ctx);
+  if (failure.status === 401) return unknownKeyHint(command.ctx);
   if (failure.status === 403 && failure.code === 'SCHEMA_FORBIDDEN') return forbiddenHint(command.name, command.args);
   if (failure.status === 429) {
     let baseUrl: string | undefined;

@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer } from '../api/helpers.js';
 import { cli } from './plan-suite.js';
 import { BIN, start, tempProject, type Running } from './watch-helpers.js';
 
@@ -36,6 +37,27 @@ describe('failures read as a person needs them', () => {
       const r = await cli(['--base-url', DOWN, ...args], dir, noInstance);
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.err.split('\n')[0]).toBe(`Error: could not connect to ${DOWN}`);
+    }
+  });
+
+  it('a key the instance does not know gets a hint: where the URL came from, and the address the key\'s local server wrote', async () => {
+    // Two local servers: schemasync.yaml names one, this folder's key belongs to another (`dev --port 4401`).
+    const srv = await startTestServer({ logger: false });
+    const project = tempProject({ 'deal.yaml': DEAL });
+    try {
+      writeFileSync(join(project, 'schemasync.yaml'), `source: crm\nschema: schema\nbaseUrl: ${srv.base}\n`);
+      mkdirSync(join(project, '.schemasync'));
+      const written = 'http://127.0.0.1:2/v1';
+      writeFileSync(join(project, '.schemasync', 'credentials.json'), JSON.stringify({ baseUrl: written, apiKey: 'ssk_0123456789abcdef_not-a-key-of-this-server' }));
+      const r = await cli(['records', 'list', 'deal'], project, noInstance);
+      expect(r.code).toBe(1);
+      expect(r.err.split('\n').slice(0, 2)).toEqual([
+        'Error: 401 AUTH_INVALID_API_KEY: The API key is invalid or has been revoked',
+        `  hint: The URL came from schemasync.yaml's baseUrl, but the local server whose key this is last started at ${written} (its credentials.json): pass --base-url ${written}, or set schemasync.yaml's baseUrl to it.`,
+      ]);
+    } finally {
+      await srv.close();
+      rmSync(project, { recursive: true, force: true });
     }
   });
 
