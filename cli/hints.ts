@@ -68,22 +68,34 @@ function urlSource(instance: Instance, ctx: InstanceContext): string {
 }
 
 /**
- * No answer from the instance (status 0: refused, timed out, cut off). The commonest cause
- * on a laptop: a local server started on another port than the project file names (`dev
- * --port 4555` beside `baseUrl: …:4400`), or not started at all. The hint says where the URL
- * came from and, when a local server's credentials name another address, that one.
+ * The instance a command reached, where its URL came from, and the address this folder's
+ * local server last wrote to its credentials.json when that is another one; undefined when
+ * no instance resolves.
  */
-export function unreachableHint(ctx: InstanceContext): string | undefined {
+function addressSeen(ctx: InstanceContext): { instance: Instance; from: string; elsewhere: string | undefined } | undefined {
   let instance: Instance;
   try {
     instance = resolveInstance(ctx);
   } catch {
     return undefined;
   }
-  const from = urlSource(instance, ctx);
-  if (!isLoopbackUrl(instance.baseUrl)) return `The URL came from ${from}: check the address and that the instance is up.`;
   const written = findCredentials(ctx)?.baseUrl;
-  if (typeof written === 'string' && written !== '' && !sameUrl(written, instance.baseUrl) && instance.from !== 'credentials') {
+  const elsewhere = typeof written === 'string' && written !== '' && !sameUrl(written, instance.baseUrl) ? written : undefined;
+  return { instance, from: urlSource(instance, ctx), elsewhere };
+}
+
+/**
+ * No answer from the instance (status 0: refused, timed out, cut off). The commonest cause
+ * on a laptop: a local server started on another port than the project file names (`dev
+ * --port 4555` beside `baseUrl: …:4400`), or not started at all. The hint says where the URL
+ * came from and, when a local server's credentials name another address, that one.
+ */
+export function unreachableHint(ctx: InstanceContext): string | undefined {
+  const seen = addressSeen(ctx);
+  if (!seen) return undefined;
+  const { instance, from, elsewhere: written } = seen;
+  if (!isLoopbackUrl(instance.baseUrl)) return `The URL came from ${from}: check the address and that the instance is up.`;
+  if (written !== undefined && instance.from !== 'credentials') {
     const change = instance.from === 'config' || instance.from === 'target' ? `, or set ${from} to it` : '';
     return `The URL came from ${from}, but the local server here last started at ${written} (its credentials.json): pass --base-url ${written}${change}.`;
   }
@@ -97,15 +109,10 @@ export function unreachableHint(ctx: InstanceContext): string | undefined {
  * last started elsewhere, that address.
  */
 export function unknownKeyHint(ctx: InstanceContext): string | undefined {
-  let instance: Instance;
-  try {
-    instance = resolveInstance(ctx);
-  } catch {
-    return undefined;
-  }
-  const from = urlSource(instance, ctx);
-  const written = findCredentials(ctx)?.baseUrl;
-  if (typeof written === 'string' && written !== '' && !sameUrl(written, instance.baseUrl)) {
+  const seen = addressSeen(ctx);
+  if (!seen) return undefined;
+  const { from, elsewhere: written } = seen;
+  if (written !== undefined) {
     return `The URL came from ${from}, but the local server whose key this is last started at ${written} (its credentials.json): pass --base-url ${written}, or set ${from} to it.`;
   }
   return `The URL came from ${from}; the key (--api-key, SCHEMASYNC_API_KEY or credentials.json) is not one this instance knows: revoked, or another instance's.`;
