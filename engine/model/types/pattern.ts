@@ -18,6 +18,8 @@ import { createContext, Script, type Context } from 'node:vm';
  * - otherwise: the `u` pattern in a vm context with a time limit; a test over it refuses the
  *   value (~0.1 ms of setup per test, for the rare pattern or value that needs it).
  */
+// Process-wide, and safe so: they change no answer, only which engine finishes a test that
+// backtracks too much (and let `l` ask whether the linear engine can run a pattern).
 setFlagsFromString('--enable-experimental-regexp-engine');
 setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 
