@@ -72,6 +72,15 @@ function customAllows(g: RoleGrants, action: Action, target: ActionTarget): bool
 /** The one permission check of every route: the key's role (built-in or custom) AND its scopes. */
 export function can(actor: Actor, action: Action, target: ActionTarget = {}): boolean {
   if (actor.scopes !== null && !actor.scopes.includes(action)) return false;
+  return roleAllows(actor, action, target);
+}
+
+/**
+ * What the key's role allows, its scopes aside: for a right a request exercises through
+ * another one (a push's role steps go with schema write, which the scopes gate; who may change
+ * roles at all is the role's to say).
+ */
+export function roleAllows(actor: Actor, action: Action, target: ActionTarget = {}): boolean {
   if (isBuiltinRole(actor.role)) return ROLE_ACTIONS[actor.role]!.has(action);
   return customAllows(actor.grants ?? NO_GRANTS, action, target);
 }

@@ -79,6 +79,11 @@ describe('roles in a push', () => {
     // a dry run still shows the steps; a push without role steps still applies
     expect((await pushAs({ objects: {}, views: {}, roles: { pwn: everything } }, { dryRun: true })).body.data.plan.steps).toEqual([expect.objectContaining({ action: 'create_role' })]);
     expect((await pushAs({ objects: { memo: { attributes: { body: { type: 'text' } } } }, views: {} })).status).toBe(200);
+    // An admin key scoped to the schema (the CI key of docs/ci.md) pushes roles: its role may manage keys.
+    const ci = (await s.call('POST', '/keys', { body: { name: 'ci', role: 'admin', scopes: ['schema:read', 'schema:write'] } })).body.data.secret as string;
+    const byCi = await s.call('PUT', '/schema/sources/crm', { key: ci, body: { declaration: { objects, views: {}, roles: { sales } } } });
+    expect(byCi.status, byCi.text).toBe(200);
+    expect((await s.call('GET', '/roles/sales')).body.data.owner).toEqual({ kind: 'source', id: 'crm' });
   });
 
   it('an object rename rewrites every role that names it; a role of another source is SCHEMA_DUPLICATE; built-ins cannot be declared', async () => {

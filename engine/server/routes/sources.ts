@@ -1,13 +1,13 @@
 import { isOwnedBySource, type Owner } from '../../model/stored.js';
 import type { FastifyInstance } from 'fastify';
-import { ServiceError, isErrorCode, type ErrorCode } from '../../errors.js';
+import { forbidden, ServiceError, isErrorCode, type ErrorCode } from '../../errors.js';
 import type { PushRequest } from '../../plan/push.js';
 import { ROLE_STEP_ACTIONS } from '../../plan/types.js';
 import type { PushOptions } from '../../store/types.js';
 import { actorOf, parseIfMatch, type RouteDeps } from '../context.js';
 import { DeclarationCheck } from '../declaration-cache.js';
 import { ok } from '../envelope.js';
-import { pushAction, requirePermission } from '../permissions.js';
+import { pushAction, requirePermission, roleAllows } from '../permissions.js';
 import * as s from '../schemas/admin.js';
 
 /** Name codes a declaration can fail with, answered in preference to the generic one (contract.md §3). */
@@ -103,10 +103,12 @@ export async function sourceRoutes(app: FastifyInstance, { store }: RouteDeps): 
         const actor = actorOf(request);
         options.by = { id: actor.keyId, name: (await store.listKeys()).find((k) => k.id === actor.keyId)?.name ?? '' };
         // Roles decide what every key may do: a push that creates, changes, renames or drops
-        // one needs the right the /roles routes need, not only schema write (a custom role
-        // with schema write could otherwise grant itself every object's records).
+        // one needs a role that may manage keys (owner, admin), not only schema write — a
+        // custom role with schema write could otherwise grant itself every object's records.
+        // The role, not the scopes: roles are code, and a CI key scoped to schema:write
+        // pushes them (docs/ci.md).
         options.authorize = (plan) => {
-          if (plan.steps.some((step) => ROLE_STEP_ACTIONS.has(step.action))) requirePermission(actor, 'keys:manage');
+          if (plan.steps.some((step) => ROLE_STEP_ACTIONS.has(step.action)) && !roleAllows(actor, 'keys:manage')) throw forbidden();
         };
       }
       const ifMatch = parseIfMatch(request.headers['if-match']);
