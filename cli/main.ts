@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { createRequire } from 'node:module';
 import { CliError, formatServiceErrorLine, githubError, hintLine } from './errors.js';
 import { makeColors, type CommandRun, type GlobalOptions } from './context.js';
@@ -23,7 +23,10 @@ const program = new Command('schemasync')
   .option('--json', 'machine-readable output: one JSON document on stdout')
   .option('--no-color', 'plain output without colours')
   .showHelpAfterError('(run with --help for usage)')
-  .configureHelp({ sortSubcommands: false });
+  .configureHelp({ sortSubcommands: false })
+  // Usage errors come back to the catch below (every command inherits this), so --json can
+  // answer them with a document too.
+  .exitOverride();
 
 /**
  * `failure`: set for the commands with `--json` output; with --json their failures print
@@ -290,4 +293,12 @@ program
   .option('--allow-writes', 'offer the write tools (create_record, update_record, delete_record) to a key that may write records')
   .action(action(() => import('./commands/mcp.js')));
 
-program.parseAsync(process.argv).catch((err: unknown) => process.exit(report(err)));
+program.parseAsync(process.argv).catch((err: unknown) => {
+  if (!(err instanceof CommanderError)) return process.exit(report(err));
+  // commander has printed the usage error (or help, or the version) already; with --json a
+  // script reading stdout gets one document as for every other failure (contract.md §4).
+  if (err.exitCode !== 0 && process.argv.includes('--json')) {
+    process.stdout.write(`${JSON.stringify({ error: { code: err.code, message: err.message.replace(/^error: /, '') } }, null, 2)}\n`);
+  }
+  return process.exit(err.exitCode);
+});

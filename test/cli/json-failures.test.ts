@@ -80,6 +80,12 @@ describe('--json failures print one document; plan wording', () => {
         expect(message).toMatch(/^(Error: )?schemasync\.yaml:6:1 YAML syntax error: /);
       }
 
+      // A usage error (commander's) is a document too, and still exits 1.
+      const usage = await cli(['--json', 'plan', '--bogus'], lone, { SCHEMASYNC_BASE_URL: '', SCHEMASYNC_API_KEY: '' });
+      expect(usage.code).toBe(1);
+      expect(doc(usage.out).error).toEqual({ code: 'commander.unknownOption', message: "unknown option '--bogus'" });
+      expect(usage.err).toContain("error: unknown option '--bogus'");
+
       const missing = await cli(['--json', 'validate', '--config', join(lone, 'nope.yaml')], lone);
       expect(missing.code).toBe(1);
       expect(doc(missing.out).error?.message).toMatch(/No project file/);
