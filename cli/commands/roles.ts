@@ -60,7 +60,7 @@ const grants = (permissions: readonly RolePermission[]): string => permissions.m
 
 export const run: CommandRun<RolesOptions> = async (ctx) => {
   const [action, name] = ctx.args;
-  // Its --data is the role or view as JSON, not a data folder.
+  // Its --data is the role as JSON, not a data folder.
   const client = valueDataClient(ctx);
   const out = (s: string) => ctx.stdout.write(`${s}\n`);
   const needName = (): string => {

@@ -59,7 +59,7 @@ function viewBody(o: ViewsOptions): ViewDecl {
 
 export const run: CommandRun<ViewsOptions> = async (ctx) => {
   const [action, name] = ctx.args;
-  // Its --data is the role or view as JSON, not a data folder.
+  // Its --data is the view as JSON, not a data folder.
   const client = valueDataClient(ctx);
   const out = (s: string) => ctx.stdout.write(`${s}\n`);
   const needName = (): string => {

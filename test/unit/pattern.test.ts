@@ -41,6 +41,11 @@ describe('matchesPattern', () => {
     for (const [pattern, value] of cases) expect(matchesPattern(pattern, value), `${pattern} ${value}`).toBe(new RegExp(pattern, 'u').test(value));
   });
 
+  it('keeps answering across more distinct patterns than it keeps compiled (dry runs may send any)', () => {
+    for (let i = 0; i < 2500; i++) expect(matchesPattern(`^a{${i % 50}}b${i}$`, `${'a'.repeat(i % 50)}b${i}`)).toBe(true);
+    expect(matchesPattern('^(a+)+$', `${'a'.repeat(32)}😀`)).toBe('slow');
+  });
+
   it('is undefined for text that is no pattern (the declaration check refuses it)', () => {
     expect(matchesPattern('([a-z]', 'a')).toBeUndefined();
     expect(matchesPattern('\\-', '-')).toBeUndefined();

@@ -16,7 +16,8 @@ import { createContext, Script, type Context } from 'node:vm';
  *   in a pattern `u` accepts), and the value holds no astral character (so `.` and `[^…]`
  *   read the same units);
  * - otherwise: the `u` pattern in a vm context with a time limit; a test over it refuses the
- *   value (~0.1 ms of setup per test, for the rare pattern or value that needs it).
+ *   value (~0.1 ms more per test, the time limit's watchdog, for the rare pattern or value
+ *   that needs it).
  */
 // Process-wide, and safe so: they change no answer, only which engine finishes a test that
 // backtracks too much (and let `l` ask whether the linear engine can run a pattern).
@@ -30,12 +31,19 @@ const SURROGATE = /[\uD800-\uDFFF]/;
 const UNICODE_ONLY = /\\[pP]|\\u\{/;
 
 interface Compiled {
+  re: RegExp;
   /** Null when the pattern needs the bounded path for every value. */
   fast: RegExp | null;
-  bounded: { context: Context; script: Script };
 }
 
+/**
+ * Compiled patterns, by text. Bounded in count: dry runs may send any pattern, and an entry
+ * lives as long as the process (cleared whole past the bound, then compiled again on use).
+ */
 const compiled = new Map<string, Compiled | null>();
+const MAX_COMPILED = 1000;
+/** The bounded path's one context, made on its first use: each test sets the pattern and the value in it, then runs. */
+let bounded: Context | undefined;
 const TEST = new Script('re.test(value)');
 
 /** Whether V8's linear-time engine can run the pattern (it refuses, at compile time, what it lacks). */
@@ -53,11 +61,11 @@ function compile(pattern: string): Compiled | null {
   if (c !== undefined) return c;
   try {
     const re = new RegExp(pattern, 'u');
-    const fast = SURROGATE.test(pattern) || UNICODE_ONLY.test(pattern) || !linear(pattern) ? null : new RegExp(pattern);
-    c = { fast, bounded: { context: createContext({ re, value: '' }), script: TEST } };
+    c = { re, fast: SURROGATE.test(pattern) || UNICODE_ONLY.test(pattern) || !linear(pattern) ? null : new RegExp(pattern) };
   } catch {
     c = null; // refused where the declaration is checked (declaration/rules.ts)
   }
+  if (compiled.size >= MAX_COMPILED) compiled.clear();
   compiled.set(pattern, c);
   return c;
 }
@@ -67,9 +75,11 @@ export function matchesPattern(pattern: string, value: string): boolean | 'slow'
   const c = compile(pattern);
   if (!c) return undefined;
   if (c.fast && !SURROGATE.test(value)) return c.fast.test(value);
-  c.bounded.context['value'] = value;
+  bounded ??= createContext({});
+  bounded['re'] = c.re;
+  bounded['value'] = value;
   try {
-    return c.bounded.script.runInContext(c.bounded.context, { timeout: PATTERN_TEST_MS }) === true;
+    return TEST.runInContext(bounded, { timeout: PATTERN_TEST_MS }) === true;
   } catch {
     return 'slow';
   }

@@ -136,7 +136,7 @@ export class Documents {
     tx: Executor,
     object: string,
     slots: readonly DocumentSlot[],
-    mayTakeFrom: (object: string) => boolean = () => true,
+    mayTakeFrom: (object: string) => boolean,
   ): Promise<{ errors: FieldError[]; moves: DocumentMove[] }> {
     const errors: FieldError[] = [];
     const moves: DocumentMove[] = [];
